@@ -1,0 +1,318 @@
+//! The unit of memory: one message, fact, summary or tool result, with the
+//! time it was created (for time decay), where it belongs (scope), and its
+//! token counts (so budgets never recount it).
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::error::{Error, Result};
+use crate::tokens::TokenizerId;
+
+/// What a memory is. Tool results are their own kind because they are long
+/// and compress aggressively, yet retrieval still needs to know what ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    Conversation,
+    Fact,
+    Summary,
+    ToolResult,
+}
+
+impl Kind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Conversation => "conversation",
+            Kind::Fact => "fact",
+            Kind::Summary => "summary",
+            Kind::ToolResult => "tool_result",
+        }
+    }
+}
+
+/// Who said it, in OpenAI chat terms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    System,
+    User,
+    Assistant,
+    Tool,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::System => "system",
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::Tool => "tool",
+        }
+    }
+}
+
+impl FromStr for Role {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Role> {
+        match s {
+            "system" => Ok(Role::System),
+            "user" => Ok(Role::User),
+            "assistant" => Ok(Role::Assistant),
+            "tool" => Ok(Role::Tool),
+            other => Err(Error::invalid(format!(
+                "unknown role {other:?}: expected system, user, assistant or tool"
+            ))),
+        }
+    }
+}
+
+/// The layer a memory lives in (the enterprise design's four layers, less
+/// working memory, which is never stored): the current session, the user
+/// (shared by every agent), or one agent's own experience.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Scope {
+    Session,
+    User,
+    Agent(String),
+}
+
+impl fmt::Display for Scope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Scope::Session => f.write_str("session"),
+            Scope::User => f.write_str("user"),
+            Scope::Agent(id) => write!(f, "agent:{id}"),
+        }
+    }
+}
+
+impl FromStr for Scope {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Scope> {
+        match s {
+            "session" => Ok(Scope::Session),
+            "user" => Ok(Scope::User),
+            _ => match s.strip_prefix("agent:") {
+                Some(id) if !id.is_empty() => Ok(Scope::Agent(id.to_string())),
+                _ => Err(Error::invalid(format!(
+                    "unknown scope {s:?}: expected \"session\", \"user\" or \"agent:<id>\""
+                ))),
+            },
+        }
+    }
+}
+
+impl Serialize for Scope {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Scope {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Scope, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(|e: Error| serde::de::Error::custom(e.message))
+    }
+}
+
+/// A function call requested by the assistant (OpenAI `tool_calls[]`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    pub arguments: String,
+}
+
+/// Token counts of one entry, one slot per tokenizer, so switching tokenizer
+/// recounts once and windowing never recounts at all.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TokenCounts {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub estimate: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cl100k: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub o200k: Option<u32>,
+}
+
+impl TokenCounts {
+    pub fn get(&self, id: TokenizerId) -> Option<u32> {
+        match id {
+            TokenizerId::Estimate => self.estimate,
+            TokenizerId::Cl100k => self.cl100k,
+            TokenizerId::O200k => self.o200k,
+        }
+    }
+
+    pub fn set(&mut self, id: TokenizerId, n: u32) {
+        match id {
+            TokenizerId::Estimate => self.estimate = Some(n),
+            TokenizerId::Cl100k => self.cl100k = Some(n),
+            TokenizerId::O200k => self.o200k = Some(n),
+        }
+    }
+}
+
+/// One memory. Timestamps are milliseconds since the Unix epoch, kept exactly
+/// as created (also across reloads): overwriting them with "now" would make
+/// time decay treat old memories as fresh.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MemoryEntry {
+    /// UUID v7: time-ordered, so ids sort in creation order.
+    pub id: String,
+    pub content: String,
+    pub kind: Kind,
+    pub role: Role,
+    pub scope: Scope,
+    pub timestamp: i64,
+    #[serde(default)]
+    pub metadata: BTreeMap<String, String>,
+    /// 0.0 to 1.0; how much this memory should weigh in retrieval.
+    #[serde(default = "default_importance")]
+    pub importance: f32,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+    #[serde(default)]
+    pub tokens: TokenCounts,
+}
+
+fn default_importance() -> f32 {
+    0.5
+}
+
+/// Makes a UUID v7 for a memory created at `timestamp_ms`. The time part
+/// comes from the injected clock, not the system's, so tests are exact.
+pub fn new_id(timestamp_ms: i64) -> String {
+    let ms = timestamp_ms.max(0) as u64;
+    let ts = uuid::Timestamp::from_unix(uuid::NoContext, ms / 1000, ((ms % 1000) * 1_000_000) as u32);
+    uuid::Uuid::new_v7(ts).to_string()
+}
+
+impl MemoryEntry {
+    /// A new entry with a fresh id; validates what a caller could get wrong.
+    pub fn new(content: impl Into<String>, kind: Kind, role: Role, scope: Scope, timestamp: i64) -> Self {
+        MemoryEntry {
+            id: new_id(timestamp),
+            content: content.into(),
+            kind,
+            role,
+            scope,
+            timestamp,
+            metadata: BTreeMap::new(),
+            importance: default_importance(),
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+            tokens: TokenCounts::default(),
+        }
+    }
+
+    /// Checks the invariants a stored entry must hold. Called on everything
+    /// that comes in from outside (JS, imports, storage).
+    pub fn validate(&self) -> Result<()> {
+        if self.id.is_empty() {
+            return Err(Error::invalid("entry id must not be empty"));
+        }
+        if !self.importance.is_finite() || !(0.0..=1.0).contains(&self.importance) {
+            return Err(Error::invalid(format!(
+                "importance must be a number from 0 to 1, got {}",
+                self.importance
+            )));
+        }
+        if self.role == Role::Tool && self.tool_call_id.as_deref().is_none_or(str::is_empty) {
+            return Err(Error::invalid("a tool message needs the toolCallId of the call it answers"));
+        }
+        if self.role != Role::Tool && self.tool_call_id.is_some() {
+            return Err(Error::invalid("only tool messages carry a toolCallId"));
+        }
+        if self.role != Role::Assistant && !self.tool_calls.is_empty() {
+            return Err(Error::invalid("only assistant messages carry toolCalls"));
+        }
+        for call in &self.tool_calls {
+            if call.id.is_empty() || call.name.is_empty() {
+                return Err(Error::invalid("every tool call needs an id and a name"));
+            }
+        }
+        Ok(())
+    }
+
+    /// The text a tokenizer counts for this entry: the content plus, for
+    /// assistant tool calls, the function names and arguments that the
+    /// provider also bills.
+    pub fn countable_text(&self) -> std::borrow::Cow<'_, str> {
+        if self.tool_calls.is_empty() {
+            return std::borrow::Cow::Borrowed(&self.content);
+        }
+        let mut s = self.content.clone();
+        for call in &self.tool_calls {
+            s.push('\n');
+            s.push_str(&call.name);
+            s.push(' ');
+            s.push_str(&call.arguments);
+        }
+        std::borrow::Cow::Owned(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_time_ordered_uuid_v7() {
+        let a = new_id(1_700_000_000_000);
+        let b = new_id(1_700_000_000_001);
+        let c = new_id(1_800_000_000_000);
+        assert!(a < b && b < c, "{a} {b} {c}");
+        let parsed = uuid::Uuid::parse_str(&a).unwrap();
+        assert_eq!(parsed.get_version_num(), 7);
+    }
+
+    #[test]
+    fn scope_round_trips_through_strings() {
+        for s in ["session", "user", "agent:planner"] {
+            let scope: Scope = s.parse().unwrap();
+            assert_eq!(scope.to_string(), s);
+        }
+        assert!("agent:".parse::<Scope>().is_err());
+        assert!("team".parse::<Scope>().is_err());
+    }
+
+    #[test]
+    fn serde_keeps_timestamp_and_uses_camel_case() {
+        let mut e = MemoryEntry::new("我喜欢用 Rust", Kind::Fact, Role::User, Scope::User, 1_234_567_890_123);
+        e.metadata.insert("source".into(), "chat".into());
+        e.tokens.set(TokenizerId::Estimate, 5);
+        let json = serde_json::to_string(&e).unwrap();
+        assert!(json.contains("\"timestamp\":1234567890123"), "{json}");
+        assert!(json.contains("\"kind\":\"fact\""));
+        assert!(json.contains("\"scope\":\"user\""));
+        let back: MemoryEntry = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, e);
+    }
+
+    #[test]
+    fn validation_rejects_orphan_tool_results_and_bad_importance() {
+        let mut e = MemoryEntry::new("42", Kind::ToolResult, Role::Tool, Scope::Session, 0);
+        assert!(e.validate().is_err());
+        e.tool_call_id = Some("call_1".into());
+        assert!(e.validate().is_ok());
+        e.importance = f32::NAN;
+        assert!(e.validate().is_err());
+        let mut u = MemoryEntry::new("hi", Kind::Conversation, Role::User, Scope::Session, 0);
+        u.tool_calls.push(ToolCall { id: "c".into(), name: "f".into(), arguments: "{}".into() });
+        assert!(u.validate().is_err());
+    }
+
+    #[test]
+    fn countable_text_includes_tool_call_arguments() {
+        let mut e = MemoryEntry::new("", Kind::Conversation, Role::Assistant, Scope::Session, 0);
+        e.tool_calls.push(ToolCall { id: "c1".into(), name: "get_weather".into(), arguments: "{\"city\":\"Paris\"}".into() });
+        assert!(e.countable_text().contains("get_weather {\"city\":\"Paris\"}"));
+    }
+}

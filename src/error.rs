@@ -1,0 +1,88 @@
+//! Errors as values: every failure the library reports has a stable `code`
+//! that callers (and the JS binding, which copies it onto `Error.code`) can
+//! match on, and a message meant for humans.
+
+use std::fmt;
+
+/// Stable error codes. The string forms are part of the public API: JS
+/// callers match on them, so they never change once released.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorCode {
+    /// An argument or option is missing, of the wrong type, or out of range.
+    InvalidInput,
+    /// A record that should exist does not.
+    NotFound,
+    /// The storage backend failed (transaction aborted, adapter threw, …).
+    Storage,
+    /// The storage backend is out of space.
+    QuotaExceeded,
+    /// A tokenizer pack is malformed or does not match what was asked for.
+    TokenizerPack,
+    /// The LLM hook failed, or answered with something unusable.
+    Llm,
+    /// An operation took longer than its configured timeout.
+    Timeout,
+    /// The caller aborted the operation.
+    Aborted,
+    /// A configured cap (tokens, calls) would be exceeded.
+    LimitExceeded,
+}
+
+impl ErrorCode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::InvalidInput => "INVALID_INPUT",
+            ErrorCode::NotFound => "NOT_FOUND",
+            ErrorCode::Storage => "STORAGE",
+            ErrorCode::QuotaExceeded => "QUOTA_EXCEEDED",
+            ErrorCode::TokenizerPack => "TOKENIZER_PACK",
+            ErrorCode::Llm => "LLM",
+            ErrorCode::Timeout => "TIMEOUT",
+            ErrorCode::Aborted => "ABORTED",
+            ErrorCode::LimitExceeded => "LIMIT_EXCEEDED",
+        }
+    }
+}
+
+/// The library's one error type.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Error {
+    pub code: ErrorCode,
+    pub message: String,
+}
+
+impl Error {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Error { code, message: message.into() }
+    }
+
+    pub fn invalid(message: impl Into<String>) -> Self {
+        Error::new(ErrorCode::InvalidInput, message)
+    }
+
+    pub fn storage(message: impl Into<String>) -> Self {
+        Error::new(ErrorCode::Storage, message)
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.code.as_str(), self.message)
+    }
+}
+
+impl std::error::Error for Error {}
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn display_carries_code_and_message() {
+        let e = Error::invalid("maxTokens must be a positive integer");
+        assert_eq!(e.to_string(), "INVALID_INPUT: maxTokens must be a positive integer");
+        assert_eq!(e.code.as_str(), "INVALID_INPUT");
+    }
+}

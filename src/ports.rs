@@ -1,0 +1,61 @@
+//! The ports through which the core reaches the outside world. Each has a
+//! native implementation for tests and a JS-backed one in the binding layer,
+//! so the logic that uses them never sees a JS type.
+//!
+//! Futures are `!Send` on purpose: wasm is single-threaded and JS promises
+//! cannot cross threads.
+
+use std::future::Future;
+use std::pin::Pin;
+
+use serde::{Deserialize, Serialize};
+
+use crate::budget::Usage;
+use crate::error::Result;
+
+pub use crate::clock::Clock;
+pub use crate::store::Store;
+pub use crate::tokens::Tokenizer;
+
+pub type LocalBoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + 'a>>;
+
+/// One message of an LLM request, in OpenAI chat form.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LlmMessage {
+    pub role: String,
+    pub content: String,
+}
+
+/// What the library asks the model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LlmRequest {
+    pub messages: Vec<LlmMessage>,
+    /// Ask for a JSON object (OpenAI `response_format: {type: "json_object"}`).
+    #[serde(default)]
+    pub json: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u32>,
+}
+
+/// What came back, with the provider's usage when it reported one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LlmResponse {
+    pub content: String,
+    #[serde(default)]
+    pub usage: Option<Usage>,
+}
+
+/// The host's model. The library never holds a key and never calls the
+/// network itself: the host hook does.
+pub trait Llm {
+    fn complete(&self, request: LlmRequest) -> LocalBoxFuture<'_, Result<LlmResponse>>;
+}
+
+/// The host's embedding model; retrieval works without one.
+pub trait Embedder {
+    /// Identifies the model, stored with each vector so that vectors of
+    /// different models are never compared.
+    fn model(&self) -> &str;
+    fn embed(&self, texts: Vec<String>) -> LocalBoxFuture<'_, Result<Vec<Vec<f32>>>>;
+}

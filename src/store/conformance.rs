@@ -1,0 +1,55 @@
+//! The behaviour every `Store` backend must show, as one async function that
+//! native tests, browser tests (IndexedDB) and Node tests (JS adapters) all
+//! run against their backend. It expects an empty store and leaves it empty.
+
+use super::Store;
+use crate::error::{Error, Result};
+
+fn check(ok: bool, what: &str) -> Result<()> {
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::storage(format!("store conformance: {what}")))
+    }
+}
+
+fn kv(k: &str, v: &str) -> (String, String) {
+    (k.to_string(), v.to_string())
+}
+
+pub async fn run(store: &dyn Store) -> Result<()> {
+    check(store.list("").await?.is_empty(), "a new store is empty")?;
+    check(store.get("missing").await?.is_none(), "get of a missing key is None")?;
+
+    store
+        .put_many(vec![
+            kv("entry/b", "{\"n\":2}"),
+            kv("entry/a", "{\"n\":1}"),
+            kv("entryx", "other"),
+            kv("session/s1/0001", "你好 😀"),
+        ])
+        .await?;
+    check(store.get("entry/a").await?.as_deref() == Some("{\"n\":1}"), "get returns what put wrote")?;
+    check(
+        store.get("session/s1/0001").await?.as_deref() == Some("你好 😀"),
+        "values keep non-ASCII text",
+    )?;
+
+    let listed = store.list("entry/").await?;
+    check(
+        listed == vec![kv("entry/a", "{\"n\":1}"), kv("entry/b", "{\"n\":2}")],
+        "list returns exactly the prefix's keys, in key order",
+    )?;
+
+    store.put_many(vec![kv("entry/a", "{\"n\":3}")]).await?;
+    check(store.get("entry/a").await?.as_deref() == Some("{\"n\":3}"), "put overwrites")?;
+
+    store.delete_many(vec!["entry/a".into(), "never-there".into()]).await?;
+    check(store.get("entry/a").await?.is_none(), "delete removes the key")?;
+    check(store.list("entry").await?.len() == 2, "delete leaves other keys")?;
+
+    let keys: Vec<String> = store.list("").await?.into_iter().map(|(k, _)| k).collect();
+    store.delete_many(keys).await?;
+    check(store.list("").await?.is_empty(), "deleting every key empties the store")?;
+    Ok(())
+}
