@@ -114,7 +114,8 @@ impl Serialize for Scope {
 impl<'de> Deserialize<'de> for Scope {
     fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Scope, D::Error> {
         let s = String::deserialize(d)?;
-        s.parse().map_err(|e: Error| serde::de::Error::custom(e.message))
+        s.parse()
+            .map_err(|e: Error| serde::de::Error::custom(e.message))
     }
 }
 
@@ -190,13 +191,20 @@ fn default_importance() -> f32 {
 /// comes from the injected clock, not the system's, so tests are exact.
 pub fn new_id(timestamp_ms: i64) -> String {
     let ms = timestamp_ms.max(0) as u64;
-    let ts = uuid::Timestamp::from_unix(uuid::NoContext, ms / 1000, ((ms % 1000) * 1_000_000) as u32);
+    let ts =
+        uuid::Timestamp::from_unix(uuid::NoContext, ms / 1000, ((ms % 1000) * 1_000_000) as u32);
     uuid::Uuid::new_v7(ts).to_string()
 }
 
 impl MemoryEntry {
     /// A new entry with a fresh id; validates what a caller could get wrong.
-    pub fn new(content: impl Into<String>, kind: Kind, role: Role, scope: Scope, timestamp: i64) -> Self {
+    pub fn new(
+        content: impl Into<String>,
+        kind: Kind,
+        role: Role,
+        scope: Scope,
+        timestamp: i64,
+    ) -> Self {
         MemoryEntry {
             id: new_id(timestamp),
             content: content.into(),
@@ -225,7 +233,9 @@ impl MemoryEntry {
             )));
         }
         if self.role == Role::Tool && self.tool_call_id.as_deref().is_none_or(str::is_empty) {
-            return Err(Error::invalid("a tool message needs the toolCallId of the call it answers"));
+            return Err(Error::invalid(
+                "a tool message needs the toolCallId of the call it answers",
+            ));
         }
         if self.role != Role::Tool && self.tool_call_id.is_some() {
             return Err(Error::invalid("only tool messages carry a toolCallId"));
@@ -285,7 +295,13 @@ mod tests {
 
     #[test]
     fn serde_keeps_timestamp_and_uses_camel_case() {
-        let mut e = MemoryEntry::new("我喜欢用 Rust", Kind::Fact, Role::User, Scope::User, 1_234_567_890_123);
+        let mut e = MemoryEntry::new(
+            "我喜欢用 Rust",
+            Kind::Fact,
+            Role::User,
+            Scope::User,
+            1_234_567_890_123,
+        );
         e.metadata.insert("source".into(), "chat".into());
         e.tokens.set(TokenizerId::Estimate, 5);
         let json = serde_json::to_string(&e).unwrap();
@@ -305,14 +321,24 @@ mod tests {
         e.importance = f32::NAN;
         assert!(e.validate().is_err());
         let mut u = MemoryEntry::new("hi", Kind::Conversation, Role::User, Scope::Session, 0);
-        u.tool_calls.push(ToolCall { id: "c".into(), name: "f".into(), arguments: "{}".into() });
+        u.tool_calls.push(ToolCall {
+            id: "c".into(),
+            name: "f".into(),
+            arguments: "{}".into(),
+        });
         assert!(u.validate().is_err());
     }
 
     #[test]
     fn countable_text_includes_tool_call_arguments() {
         let mut e = MemoryEntry::new("", Kind::Conversation, Role::Assistant, Scope::Session, 0);
-        e.tool_calls.push(ToolCall { id: "c1".into(), name: "get_weather".into(), arguments: "{\"city\":\"Paris\"}".into() });
-        assert!(e.countable_text().contains("get_weather {\"city\":\"Paris\"}"));
+        e.tool_calls.push(ToolCall {
+            id: "c1".into(),
+            name: "get_weather".into(),
+            arguments: "{\"city\":\"Paris\"}".into(),
+        });
+        assert!(e
+            .countable_text()
+            .contains("get_weather {\"city\":\"Paris\"}"));
     }
 }

@@ -23,7 +23,7 @@ pub mod store;
 pub mod tokens;
 
 #[cfg(target_arch = "wasm32")]
-mod wasm;
+pub mod wasm;
 
 pub use budget::{BudgetOptions, TokenBudget, Usage, UsageReport};
 pub use entry::{Kind, MemoryEntry, Role, Scope, TokenCounts, ToolCall};

@@ -80,7 +80,7 @@ mod tests {
     #[test]
     fn chinese_is_one_and_a_half_chars_per_token_including_block_ends() {
         assert_eq!(estimate_tokens("我喜欢用"), 3); // 4 / 1.5 = 2.67
-        // U+4E00 (一) and U+9FFF are inside the block; the seed's test excluded them.
+                                                    // U+4E00 (一) and U+9FFF are inside the block; the seed's test excluded them.
         assert_eq!(estimate_tokens("一一一"), 2);
         assert_eq!(estimate_tokens("\u{9FFF}\u{9FFF}\u{9FFF}"), 2);
         // Extension A and an astral extension B ideograph count as one character each.

@@ -317,7 +317,11 @@ impl<'a> Iterator for Pieces<'a> {
 }
 
 pub fn pieces(text: &str, pattern: Pattern) -> Pieces<'_> {
-    Pieces { text, pos: 0, pattern }
+    Pieces {
+        text,
+        pos: 0,
+        pattern,
+    }
 }
 
 #[cfg(test)]
@@ -331,7 +335,10 @@ mod tests {
     #[test]
     fn cl100k_words_contractions_numbers() {
         assert_eq!(split("Hello world", Pattern::Cl100k), ["Hello", " world"]);
-        assert_eq!(split("I'm here, it's 12345!", Pattern::Cl100k), ["I", "'m", " here", ",", " it", "'s", " ", "123", "45", "!"]);
+        assert_eq!(
+            split("I'm here, it's 12345!", Pattern::Cl100k),
+            ["I", "'m", " here", ",", " it", "'s", " ", "123", "45", "!"]
+        );
         assert_eq!(split("(hello)", Pattern::Cl100k), ["(hello", ")"]);
     }
 

@@ -1,0 +1,232 @@
+//! The IndexedDB backend of the `Store` port, for pages and browser workers.
+//!
+//! One database per namespace (`agent-memory/<namespace>`), so one user's
+//! data can be deleted or exported without touching another's. Requests are
+//! turned into promises by handing the promise's own `resolve` / `reject` to
+//! `onsuccess` / `onerror`: no Rust closures to keep alive or leak.
+
+use js_sys::{Array, Promise};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::JsFuture;
+use web_sys::{
+    IdbDatabase, IdbFactory, IdbKeyRange, IdbObjectStore, IdbRequest, IdbTransaction,
+    IdbTransactionMode,
+};
+
+use crate::error::{Error, ErrorCode, Result};
+use crate::ports::LocalBoxFuture;
+use crate::store::Store;
+
+const SCHEMA_VERSION: u32 = 1;
+const RECORDS: &str = "records";
+
+/// Maps a DOM exception (or anything thrown) to a typed storage error.
+fn idb_error(context: &str, value: JsValue) -> Error {
+    let (name, message) = match value.dyn_ref::<web_sys::DomException>() {
+        Some(d) => (d.name(), d.message()),
+        None => match value.dyn_ref::<js_sys::Error>() {
+            Some(e) => (String::from(e.name()), String::from(e.message())),
+            None => ("Error".to_string(), format!("{value:?}")),
+        },
+    };
+    let code = if name == "QuotaExceededError" {
+        ErrorCode::QuotaExceeded
+    } else {
+        ErrorCode::Storage
+    };
+    Error::new(code, format!("IndexedDB {context}: {name}: {message}"))
+}
+
+/// `indexedDB` from the global object, so this works in windows and workers.
+fn factory() -> Result<IdbFactory> {
+    let global = js_sys::global();
+    let idb = js_sys::Reflect::get(&global, &JsValue::from_str("indexedDB"))
+        .map_err(|e| idb_error("lookup", e))?;
+    if idb.is_undefined() || idb.is_null() {
+        return Err(Error::storage("IndexedDB is not available in this runtime"));
+    }
+    Ok(idb.unchecked_into())
+}
+
+/// Waits for a request; its error (not the event) becomes the error.
+async fn request_done(req: &IdbRequest, context: &str) -> Result<JsValue> {
+    let promise = Promise::new(&mut |resolve, reject| {
+        req.set_onsuccess(Some(&resolve));
+        req.set_onerror(Some(&reject));
+    });
+    match JsFuture::from(promise).await {
+        Ok(_) => req.result().map_err(|e| idb_error(context, e)),
+        Err(_) => Err(idb_error(
+            context,
+            req.error()
+                .ok()
+                .flatten()
+                .map_or(JsValue::NULL, JsValue::from),
+        )),
+    }
+}
+
+/// Waits for a transaction to commit (or fail, or abort).
+async fn transaction_done(tx: &IdbTransaction, context: &str) -> Result<()> {
+    let promise = Promise::new(&mut |resolve, reject| {
+        tx.set_oncomplete(Some(&resolve));
+        tx.set_onerror(Some(&reject));
+        tx.set_onabort(Some(&reject));
+    });
+    match JsFuture::from(promise).await {
+        Ok(_) => Ok(()),
+        Err(_) => Err(idb_error(
+            context,
+            tx.error().map_or(JsValue::NULL, JsValue::from),
+        )),
+    }
+}
+
+pub struct IndexedDbStore {
+    db: IdbDatabase,
+}
+
+impl IndexedDbStore {
+    /// The database name for a namespace.
+    pub fn database_name(namespace: &str) -> String {
+        format!("agent-memory/{namespace}")
+    }
+
+    /// Opens (creating or migrating) the namespace's database.
+    pub async fn open(namespace: &str) -> Result<IndexedDbStore> {
+        if namespace.is_empty() {
+            return Err(Error::invalid("namespace must not be empty"));
+        }
+        let req = factory()?
+            .open_with_u32(&Self::database_name(namespace), SCHEMA_VERSION)
+            .map_err(|e| idb_error("open", e))?;
+        // Migrations run in `onupgradeneeded`, before success fires; version
+        // 1 creates the record store. Later versions add steps here, keyed
+        // on the event's old version.
+        let upgrade = Closure::once_into_js({
+            let req = req.clone();
+            move |_event: web_sys::IdbVersionChangeEvent| {
+                if let Ok(result) = req.result() {
+                    let db: IdbDatabase = result.unchecked_into();
+                    if !db.object_store_names().contains(RECORDS) {
+                        // A failure here aborts the upgrade, which fails the open.
+                        let _ = db.create_object_store(RECORDS);
+                    }
+                }
+            }
+        });
+        req.set_onupgradeneeded(Some(upgrade.unchecked_ref()));
+        let db = request_done(&req, "open").await?;
+        req.set_onupgradeneeded(None);
+        Ok(IndexedDbStore {
+            db: db.unchecked_into(),
+        })
+    }
+
+    /// Closes the connection (the data stays).
+    pub fn close(&self) {
+        self.db.close();
+    }
+
+    /// Deletes a namespace's whole database.
+    pub async fn delete_database(namespace: &str) -> Result<()> {
+        let req = factory()?
+            .delete_database(&Self::database_name(namespace))
+            .map_err(|e| idb_error("delete database", e))?;
+        request_done(&req, "delete database").await.map(|_| ())
+    }
+
+    fn records(&self, mode: IdbTransactionMode) -> Result<(IdbTransaction, IdbObjectStore)> {
+        let tx = self
+            .db
+            .transaction_with_str_and_mode(RECORDS, mode)
+            .map_err(|e| idb_error("transaction", e))?;
+        let store = tx
+            .object_store(RECORDS)
+            .map_err(|e| idb_error("transaction", e))?;
+        Ok((tx, store))
+    }
+
+    async fn get_impl(&self, key: &str) -> Result<Option<String>> {
+        let (_tx, store) = self.records(IdbTransactionMode::Readonly)?;
+        let req = store
+            .get(&JsValue::from_str(key))
+            .map_err(|e| idb_error("get", e))?;
+        Ok(request_done(&req, "get").await?.as_string())
+    }
+
+    async fn put_many_impl(&self, items: Vec<(String, String)>) -> Result<()> {
+        if items.is_empty() {
+            return Ok(());
+        }
+        let (tx, store) = self.records(IdbTransactionMode::Readwrite)?;
+        for (k, v) in &items {
+            if let Err(e) = store.put_with_key(&JsValue::from_str(v), &JsValue::from_str(k)) {
+                let _ = tx.abort();
+                return Err(idb_error("put", e));
+            }
+        }
+        transaction_done(&tx, "put").await
+    }
+
+    async fn delete_many_impl(&self, keys: Vec<String>) -> Result<()> {
+        if keys.is_empty() {
+            return Ok(());
+        }
+        let (tx, store) = self.records(IdbTransactionMode::Readwrite)?;
+        for k in &keys {
+            if let Err(e) = store.delete(&JsValue::from_str(k)) {
+                let _ = tx.abort();
+                return Err(idb_error("delete", e));
+            }
+        }
+        transaction_done(&tx, "delete").await
+    }
+
+    async fn list_impl(&self, prefix: &str) -> Result<Vec<(String, String)>> {
+        let (_tx, store) = self.records(IdbTransactionMode::Readonly)?;
+        // Every key that starts with the prefix sorts between it and the
+        // prefix followed by the highest UTF-16 code unit.
+        let range = IdbKeyRange::bound(
+            &JsValue::from_str(prefix),
+            &JsValue::from_str(&format!("{prefix}\u{FFFF}")),
+        )
+        .map_err(|e| idb_error("list", e))?;
+        let keys_req = store
+            .get_all_keys_with_key(&range)
+            .map_err(|e| idb_error("list", e))?;
+        let values_req = store
+            .get_all_with_key(&range)
+            .map_err(|e| idb_error("list", e))?;
+        let keys: Array = request_done(&keys_req, "list").await?.unchecked_into();
+        let values: Array = request_done(&values_req, "list").await?.unchecked_into();
+        let mut out: Vec<(String, String)> = keys
+            .iter()
+            .zip(values.iter())
+            .filter_map(|(k, v)| Some((k.as_string()?, v.as_string()?)))
+            .filter(|(k, _)| k.starts_with(prefix))
+            .collect();
+        // IndexedDB orders by UTF-16 code units; the port promises UTF-8 order.
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(out)
+    }
+}
+
+impl Store for IndexedDbStore {
+    fn get<'a>(&'a self, key: &'a str) -> LocalBoxFuture<'a, Result<Option<String>>> {
+        Box::pin(self.get_impl(key))
+    }
+
+    fn put_many(&self, items: Vec<(String, String)>) -> LocalBoxFuture<'_, Result<()>> {
+        Box::pin(self.put_many_impl(items))
+    }
+
+    fn delete_many(&self, keys: Vec<String>) -> LocalBoxFuture<'_, Result<()>> {
+        Box::pin(self.delete_many_impl(keys))
+    }
+
+    fn list<'a>(&'a self, prefix: &'a str) -> LocalBoxFuture<'a, Result<Vec<(String, String)>>> {
+        Box::pin(self.list_impl(prefix))
+    }
+}

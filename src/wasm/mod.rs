@@ -1,0 +1,90 @@
+//! The JS binding: classes and functions with camelCase names, JS values
+//! converted to core types at the boundary, and core errors turned into JS
+//! `Error`s that carry the stable `code`. Nothing here holds logic the core
+//! could hold.
+
+mod budget;
+mod entry;
+pub mod indexeddb;
+mod tokenizer;
+mod types;
+
+use wasm_bindgen::prelude::*;
+
+use crate::error::{Error, ErrorCode};
+
+/// A JS `Error` named `AgentMemoryError` with `code` set to the stable code.
+pub(crate) fn js_error(e: Error) -> JsValue {
+    let err = js_sys::Error::new(&e.message);
+    err.set_name("AgentMemoryError");
+    // Reflect.set on a fresh Error object cannot fail.
+    let _ = js_sys::Reflect::set(
+        &err,
+        &JsValue::from_str("code"),
+        &JsValue::from_str(e.code.as_str()),
+    );
+    err.into()
+}
+
+/// Converts a JS value into a core type, naming what was expected.
+pub(crate) fn from_js<T: serde::de::DeserializeOwned>(
+    value: JsValue,
+    what: &str,
+) -> Result<T, JsValue> {
+    serde_wasm_bindgen::from_value(value).map_err(|e| {
+        js_error(Error::new(
+            ErrorCode::InvalidInput,
+            format!("invalid {what}: {e}"),
+        ))
+    })
+}
+
+/// Converts a core value into a plain JS object (maps become objects).
+pub(crate) fn to_js<T: serde::Serialize>(value: &T) -> Result<JsValue, JsValue> {
+    let ser = serde_wasm_bindgen::Serializer::new().serialize_maps_as_objects(true);
+    value.serialize(&ser).map_err(|e| {
+        js_error(Error::new(
+            ErrorCode::InvalidInput,
+            format!("cannot convert result: {e}"),
+        ))
+    })
+}
+
+/// A string argument from JS, rejecting other types with a typed error
+/// instead of the binding's generic panic.
+pub(crate) fn js_string(value: &JsValue, what: &str) -> Result<String, JsValue> {
+    value
+        .as_string()
+        .ok_or_else(|| js_error(Error::invalid(format!("{what} must be a string"))))
+}
+
+/// A non-negative integer argument from JS (rejects NaN, negatives, fractions).
+pub(crate) fn js_count(value: &JsValue, what: &str) -> Result<u64, JsValue> {
+    match value.as_f64() {
+        Some(n)
+            if n.is_finite() && n >= 0.0 && n.fract() == 0.0 && n <= 9_007_199_254_740_991.0 =>
+        {
+            Ok(n as u64)
+        }
+        _ => Err(js_error(Error::invalid(format!(
+            "{what} must be a non-negative integer"
+        )))),
+    }
+}
+
+/// Milliseconds since the epoch from the JS clock.
+pub(crate) fn now_ms() -> i64 {
+    js_sys::Date::now() as i64
+}
+
+/// The design's fast token estimate, with CJK ranges corrected.
+#[wasm_bindgen(js_name = estimateTokens)]
+pub fn estimate_tokens(text: JsValue) -> Result<u32, JsValue> {
+    Ok(crate::tokens::estimate_tokens(&js_string(&text, "text")?) as u32)
+}
+
+/// The library version, from Cargo.toml.
+#[wasm_bindgen(js_name = version)]
+pub fn version() -> String {
+    env!("CARGO_PKG_VERSION").to_string()
+}
