@@ -84,14 +84,9 @@ impl TokenBudget {
         }
         let t = options.compression_threshold;
         if !t.is_finite() || t <= 0.0 || t > 1.0 {
-            return Err(Error::invalid(format!(
-                "compressionThreshold must be in (0, 1], got {t}"
-            )));
+            return Err(Error::invalid(format!("compressionThreshold must be in (0, 1], got {t}")));
         }
-        Ok(TokenBudget {
-            options,
-            usage: Usage::default(),
-        })
+        Ok(TokenBudget { options, usage: Usage::default() })
     }
 
     pub fn options(&self) -> &BudgetOptions {
@@ -106,8 +101,7 @@ impl TokenBudget {
 
     /// The token count past which compression is due.
     pub fn compression_trigger(&self) -> u32 {
-        (self.available_for_conversation() as f64 * self.options.compression_threshold).floor()
-            as u32
+        (self.available_for_conversation() as f64 * self.options.compression_threshold).floor() as u32
     }
 
     /// True when `conversation_tokens` passes the threshold.
@@ -176,44 +170,20 @@ mod tests {
             f(&mut o);
             TokenBudget::new(o).unwrap_err()
         };
-        assert!(bad(|o| o.context_window = 0)
-            .message
-            .contains("contextWindow"));
-        assert!(bad(|o| o.context_window = 3_300)
-            .message
-            .contains("no room"));
-        assert!(bad(|o| o.compression_threshold = f64::NAN)
-            .message
-            .contains("compressionThreshold"));
-        assert!(bad(|o| o.compression_threshold = 0.0)
-            .message
-            .contains("compressionThreshold"));
-        assert!(bad(|o| o.compression_threshold = 1.5)
-            .message
-            .contains("compressionThreshold"));
+        assert!(bad(|o| o.context_window = 0).message.contains("contextWindow"));
+        assert!(bad(|o| o.context_window = 3_300).message.contains("no room"));
+        assert!(bad(|o| o.compression_threshold = f64::NAN).message.contains("compressionThreshold"));
+        assert!(bad(|o| o.compression_threshold = 0.0).message.contains("compressionThreshold"));
+        assert!(bad(|o| o.compression_threshold = 1.5).message.contains("compressionThreshold"));
     }
 
     #[test]
     fn records_usage_and_reports_it() {
-        let mut b = TokenBudget::new(BudgetOptions {
-            context_window: 8_192,
-            ..Default::default()
-        })
-        .unwrap();
+        let mut b = TokenBudget::new(BudgetOptions { context_window: 8_192, ..Default::default() }).unwrap();
         b.record_usage(1_000, 200);
         b.record_usage(200, 140);
-        assert_eq!(
-            b.usage(),
-            Usage {
-                calls: 2,
-                input_tokens: 1_200,
-                output_tokens: 340
-            }
-        );
-        assert_eq!(
-            b.usage_report(),
-            "Token usage: 2 calls | input: 1200 | output: 340 | total: 1540"
-        );
+        assert_eq!(b.usage(), Usage { calls: 2, input_tokens: 1_200, output_tokens: 340 });
+        assert_eq!(b.usage_report(), "Token usage: 2 calls | input: 1200 | output: 340 | total: 1540");
         let r = b.report();
         assert_eq!(r.total_tokens, 1_540);
         assert_eq!(r.available_for_conversation, 4_892);

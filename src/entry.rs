@@ -114,8 +114,7 @@ impl Serialize for Scope {
 impl<'de> Deserialize<'de> for Scope {
     fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Scope, D::Error> {
         let s = String::deserialize(d)?;
-        s.parse()
-            .map_err(|e: Error| serde::de::Error::custom(e.message))
+        s.parse().map_err(|e: Error| serde::de::Error::custom(e.message))
     }
 }
 
@@ -191,20 +190,13 @@ fn default_importance() -> f32 {
 /// comes from the injected clock, not the system's, so tests are exact.
 pub fn new_id(timestamp_ms: i64) -> String {
     let ms = timestamp_ms.max(0) as u64;
-    let ts =
-        uuid::Timestamp::from_unix(uuid::NoContext, ms / 1000, ((ms % 1000) * 1_000_000) as u32);
+    let ts = uuid::Timestamp::from_unix(uuid::NoContext, ms / 1000, ((ms % 1000) * 1_000_000) as u32);
     uuid::Uuid::new_v7(ts).to_string()
 }
 
 impl MemoryEntry {
     /// A new entry with a fresh id; validates what a caller could get wrong.
-    pub fn new(
-        content: impl Into<String>,
-        kind: Kind,
-        role: Role,
-        scope: Scope,
-        timestamp: i64,
-    ) -> Self {
+    pub fn new(content: impl Into<String>, kind: Kind, role: Role, scope: Scope, timestamp: i64) -> Self {
         MemoryEntry {
             id: new_id(timestamp),
             content: content.into(),
@@ -233,9 +225,7 @@ impl MemoryEntry {
             )));
         }
         if self.role == Role::Tool && self.tool_call_id.as_deref().is_none_or(str::is_empty) {
-            return Err(Error::invalid(
-                "a tool message needs the toolCallId of the call it answers",
-            ));
+            return Err(Error::invalid("a tool message needs the toolCallId of the call it answers"));
         }
         if self.role != Role::Tool && self.tool_call_id.is_some() {
             return Err(Error::invalid("only tool messages carry a toolCallId"));
@@ -295,13 +285,7 @@ mod tests {
 
     #[test]
     fn serde_keeps_timestamp_and_uses_camel_case() {
-        let mut e = MemoryEntry::new(
-            "我喜欢用 Rust",
-            Kind::Fact,
-            Role::User,
-            Scope::User,
-            1_234_567_890_123,
-        );
+        let mut e = MemoryEntry::new("我喜欢用 Rust", Kind::Fact, Role::User, Scope::User, 1_234_567_890_123);
         e.metadata.insert("source".into(), "chat".into());
         e.tokens.set(TokenizerId::Estimate, 5);
         let json = serde_json::to_string(&e).unwrap();
@@ -321,11 +305,7 @@ mod tests {
         e.importance = f32::NAN;
         assert!(e.validate().is_err());
         let mut u = MemoryEntry::new("hi", Kind::Conversation, Role::User, Scope::Session, 0);
-        u.tool_calls.push(ToolCall {
-            id: "c".into(),
-            name: "f".into(),
-            arguments: "{}".into(),
-        });
+        u.tool_calls.push(ToolCall { id: "c".into(), name: "f".into(), arguments: "{}".into() });
         assert!(u.validate().is_err());
     }
 
@@ -337,8 +317,6 @@ mod tests {
             name: "get_weather".into(),
             arguments: "{\"city\":\"Paris\"}".into(),
         });
-        assert!(e
-            .countable_text()
-            .contains("get_weather {\"city\":\"Paris\"}"));
+        assert!(e.countable_text().contains("get_weather {\"city\":\"Paris\"}"));
     }
 }

@@ -53,10 +53,7 @@ pub struct Error {
 
 impl Error {
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        Error {
-            code,
-            message: message.into(),
-        }
+        Error { code, message: message.into() }
     }
 
     pub fn invalid(message: impl Into<String>) -> Self {
@@ -85,10 +82,7 @@ mod tests {
     #[test]
     fn display_carries_code_and_message() {
         let e = Error::invalid("maxTokens must be a positive integer");
-        assert_eq!(
-            e.to_string(),
-            "INVALID_INPUT: maxTokens must be a positive integer"
-        );
+        assert_eq!(e.to_string(), "INVALID_INPUT: maxTokens must be a positive integer");
         assert_eq!(e.code.as_str(), "INVALID_INPUT");
     }
 }

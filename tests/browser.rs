@@ -11,9 +11,7 @@ wasm_bindgen_test_configure!(run_in_browser);
 
 #[wasm_bindgen_test]
 async fn indexeddb_passes_the_store_conformance_suite() {
-    IndexedDbStore::delete_database("conformance")
-        .await
-        .unwrap();
+    IndexedDbStore::delete_database("conformance").await.unwrap();
     let store = IndexedDbStore::open("conformance").await.unwrap();
     conformance::run(&store).await.unwrap();
     store.close();
@@ -22,31 +20,19 @@ async fn indexeddb_passes_the_store_conformance_suite() {
 #[wasm_bindgen_test]
 async fn an_entry_round_trips_through_indexeddb_with_its_timestamp() {
     IndexedDbStore::delete_database("roundtrip").await.unwrap();
-    let mut entry = MemoryEntry::new(
-        "我喜欢用 Rust 写代码 😀",
-        Kind::Fact,
-        Role::User,
-        Scope::User,
-        1_700_000_000_123,
-    );
+    let mut entry =
+        MemoryEntry::new("我喜欢用 Rust 写代码 😀", Kind::Fact, Role::User, Scope::User, 1_700_000_000_123);
     entry.metadata.insert("source".into(), "test".into());
     let store = IndexedDbStore::open("roundtrip").await.unwrap();
     store
-        .put_many(vec![(
-            format!("entry/{}", entry.id),
-            serde_json::to_string(&entry).unwrap(),
-        )])
+        .put_many(vec![(format!("entry/{}", entry.id), serde_json::to_string(&entry).unwrap())])
         .await
         .unwrap();
     store.close();
 
     // A new connection sees the same record, timestamp untouched.
     let reopened = IndexedDbStore::open("roundtrip").await.unwrap();
-    let raw = reopened
-        .get(&format!("entry/{}", entry.id))
-        .await
-        .unwrap()
-        .expect("entry persisted");
+    let raw = reopened.get(&format!("entry/{}", entry.id)).await.unwrap().expect("entry persisted");
     let back: MemoryEntry = serde_json::from_str(&raw).unwrap();
     assert_eq!(back, entry);
     assert_eq!(back.timestamp, 1_700_000_000_123);

@@ -10,22 +10,16 @@ use proptest::prelude::*;
 
 fn build(id: TokenizerId, reference: &bpe_openai::Tokenizer) -> BpeTokenizer {
     let bpe = &reference.bpe;
-    let tokens: Vec<&[u8]> = (0..bpe.num_tokens() as u32)
-        .map(|t| bpe.token_bytes(t))
-        .collect();
+    let tokens: Vec<&[u8]> = (0..bpe.num_tokens() as u32).map(|t| bpe.token_bytes(t)).collect();
     BpeTokenizer::from_pack(&pack::encode(id, &tokens).unwrap()).unwrap()
 }
 
 static CL100K: LazyLock<BpeTokenizer> =
     LazyLock::new(|| build(TokenizerId::Cl100k, bpe_openai::cl100k_base()));
-static O200K: LazyLock<BpeTokenizer> =
-    LazyLock::new(|| build(TokenizerId::O200k, bpe_openai::o200k_base()));
+static O200K: LazyLock<BpeTokenizer> = LazyLock::new(|| build(TokenizerId::O200k, bpe_openai::o200k_base()));
 
 fn pairs() -> [(&'static BpeTokenizer, &'static bpe_openai::Tokenizer); 2] {
-    [
-        (&CL100K, bpe_openai::cl100k_base()),
-        (&O200K, bpe_openai::o200k_base()),
-    ]
+    [(&CL100K, bpe_openai::cl100k_base()), (&O200K, bpe_openai::o200k_base())]
 }
 
 const CORPUS: &[&str] = &[
@@ -55,12 +49,7 @@ const CORPUS: &[&str] = &[
 fn corpus_counts_match_bpe_openai() {
     for (ours, reference) in pairs() {
         for text in CORPUS {
-            assert_eq!(
-                ours.count(text),
-                reference.count(*text),
-                "{:?} on {text:?}",
-                ours.id()
-            );
+            assert_eq!(ours.count(text), reference.count(*text), "{:?} on {text:?}", ours.id());
         }
     }
 }
@@ -77,12 +66,7 @@ fn long_pieces_match() {
     ];
     for (ours, reference) in pairs() {
         for text in &texts {
-            assert_eq!(
-                ours.count(text),
-                reference.count(text.as_str()),
-                "{:?}",
-                ours.id()
-            );
+            assert_eq!(ours.count(text), reference.count(text.as_str()), "{:?}", ours.id());
         }
     }
 }
@@ -96,10 +80,7 @@ fn count_up_to_agrees_with_count() {
         assert_eq!(ours.count_up_to(&text, n - 1), None);
         let cut = truncate_to_tokens(ours, &text, n / 2);
         assert!(ours.count(cut) <= n / 2);
-        assert!(
-            ours.count(cut) >= n / 2 - 4,
-            "truncation should stay close to the limit"
-        );
+        assert!(ours.count(cut) >= n / 2 - 4, "truncation should stay close to the limit");
     }
 }
 

@@ -10,9 +10,7 @@ wasm_bindgen_test_configure!(run_in_dedicated_worker);
 
 #[wasm_bindgen_test]
 async fn indexeddb_works_in_a_dedicated_worker() {
-    IndexedDbStore::delete_database("worker-conformance")
-        .await
-        .unwrap();
+    IndexedDbStore::delete_database("worker-conformance").await.unwrap();
     let store = IndexedDbStore::open("worker-conformance").await.unwrap();
     conformance::run(&store).await.unwrap();
     store.close();

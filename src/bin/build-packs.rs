@@ -10,18 +10,13 @@ const SAMPLE: &str = "Hello world! I'm testing: 12345 tokens, 中文测试，日
     fn main() {\n    let x = vec![1, 2, 3];\n}\n\n\n   trailing   spaces   ";
 
 fn main() {
-    let out = std::env::args()
-        .nth(1)
-        .unwrap_or_else(|| "pkg/packs".to_string());
+    let out = std::env::args().nth(1).unwrap_or_else(|| "pkg/packs".to_string());
     std::fs::create_dir_all(&out).expect("can create the output folder");
-    for (id, reference) in [
-        (TokenizerId::Cl100k, bpe_openai::cl100k_base()),
-        (TokenizerId::O200k, bpe_openai::o200k_base()),
-    ] {
+    for (id, reference) in
+        [(TokenizerId::Cl100k, bpe_openai::cl100k_base()), (TokenizerId::O200k, bpe_openai::o200k_base())]
+    {
         let bpe = &reference.bpe;
-        let tokens: Vec<&[u8]> = (0..bpe.num_tokens() as u32)
-            .map(|t| bpe.token_bytes(t))
-            .collect();
+        let tokens: Vec<&[u8]> = (0..bpe.num_tokens() as u32).map(|t| bpe.token_bytes(t)).collect();
         let bytes = pack::encode(id, &tokens).expect("vocabulary fits the pack format");
         let ours = BpeTokenizer::from_pack(&bytes).expect("the pack just written decodes");
         assert_eq!(

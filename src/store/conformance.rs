@@ -19,10 +19,7 @@ fn kv(k: &str, v: &str) -> (String, String) {
 
 pub async fn run(store: &dyn Store) -> Result<()> {
     check(store.list("").await?.is_empty(), "a new store is empty")?;
-    check(
-        store.get("missing").await?.is_none(),
-        "get of a missing key is None",
-    )?;
+    check(store.get("missing").await?.is_none(), "get of a missing key is None")?;
 
     store
         .put_many(vec![
@@ -32,14 +29,8 @@ pub async fn run(store: &dyn Store) -> Result<()> {
             kv("session/s1/0001", "你好 😀"),
         ])
         .await?;
-    check(
-        store.get("entry/a").await?.as_deref() == Some("{\"n\":1}"),
-        "get returns what put wrote",
-    )?;
-    check(
-        store.get("session/s1/0001").await?.as_deref() == Some("你好 😀"),
-        "values keep non-ASCII text",
-    )?;
+    check(store.get("entry/a").await?.as_deref() == Some("{\"n\":1}"), "get returns what put wrote")?;
+    check(store.get("session/s1/0001").await?.as_deref() == Some("你好 😀"), "values keep non-ASCII text")?;
 
     let listed = store.list("entry/").await?;
     check(
@@ -48,28 +39,14 @@ pub async fn run(store: &dyn Store) -> Result<()> {
     )?;
 
     store.put_many(vec![kv("entry/a", "{\"n\":3}")]).await?;
-    check(
-        store.get("entry/a").await?.as_deref() == Some("{\"n\":3}"),
-        "put overwrites",
-    )?;
+    check(store.get("entry/a").await?.as_deref() == Some("{\"n\":3}"), "put overwrites")?;
 
-    store
-        .delete_many(vec!["entry/a".into(), "never-there".into()])
-        .await?;
-    check(
-        store.get("entry/a").await?.is_none(),
-        "delete removes the key",
-    )?;
-    check(
-        store.list("entry").await?.len() == 2,
-        "delete leaves other keys",
-    )?;
+    store.delete_many(vec!["entry/a".into(), "never-there".into()]).await?;
+    check(store.get("entry/a").await?.is_none(), "delete removes the key")?;
+    check(store.list("entry").await?.len() == 2, "delete leaves other keys")?;
 
     let keys: Vec<String> = store.list("").await?.into_iter().map(|(k, _)| k).collect();
     store.delete_many(keys).await?;
-    check(
-        store.list("").await?.is_empty(),
-        "deleting every key empties the store",
-    )?;
+    check(store.list("").await?.is_empty(), "deleting every key empties the store")?;
     Ok(())
 }

@@ -126,9 +126,7 @@ mod tests {
 
     /// A toy vocabulary: all bytes of "abc", then merges in rank order.
     fn toy() -> Vocabulary {
-        let tokens: Vec<&[u8]> = vec![
-            b"a", b"b", b"c", b"ab", b"bc", b"abc", b"aa", b"aaaa", b"cab",
-        ];
+        let tokens: Vec<&[u8]> = vec![b"a", b"b", b"c", b"ab", b"bc", b"abc", b"aa", b"aaaa", b"cab"];
         let lengths: Vec<u8> = tokens.iter().map(|t| t.len() as u8).collect();
         Vocabulary::new(&lengths, tokens.concat()).unwrap()
     }

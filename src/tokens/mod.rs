@@ -91,11 +91,7 @@ impl BpeTokenizer {
     /// Decodes a pack (see [`pack`]); fails with `TOKENIZER_PACK` on a bad one.
     pub fn from_pack(bytes: &[u8]) -> Result<BpeTokenizer> {
         let p = pack::decode(bytes)?;
-        Ok(BpeTokenizer {
-            id: p.id,
-            pattern: p.pattern,
-            vocabulary: p.vocabulary,
-        })
+        Ok(BpeTokenizer { id: p.id, pattern: p.pattern, vocabulary: p.vocabulary })
     }
 
     /// Heap bytes held by the vocabulary.
@@ -114,9 +110,7 @@ impl Tokenizer for BpeTokenizer {
     }
 
     fn count(&self, text: &str) -> usize {
-        pieces(text, self.pattern)
-            .map(|p| merge::count_piece(&self.vocabulary, p.as_bytes()))
-            .sum()
+        pieces(text, self.pattern).map(|p| merge::count_piece(&self.vocabulary, p.as_bytes())).sum()
     }
 
     fn count_up_to(&self, text: &str, limit: usize) -> Option<usize> {
@@ -140,11 +134,7 @@ pub fn truncate_to_tokens<'a>(tok: &dyn Tokenizer, text: &'a str, limit: usize) 
     // Binary search on character boundaries. Counts of prefixes are monotone
     // up to BPE's local effects, so the result is verified, and walked back
     // a character at a time in the rare case it is not.
-    let bounds: Vec<usize> = text
-        .char_indices()
-        .map(|(i, _)| i)
-        .chain([text.len()])
-        .collect();
+    let bounds: Vec<usize> = text.char_indices().map(|(i, _)| i).chain([text.len()]).collect();
     let (mut lo, mut hi) = (0usize, bounds.len() - 1);
     while lo < hi {
         let mid = (lo + hi).div_ceil(2);
@@ -168,11 +158,8 @@ pub fn truncate_to_lines(tok: &dyn Tokenizer, text: &str, limit: usize) -> Strin
     let mut out = String::new();
     let mut used = 0;
     for line in text.split_inclusive('\n') {
-        let with_break: std::borrow::Cow<str> = if line.ends_with('\n') {
-            line.into()
-        } else {
-            format!("{line}\n").into()
-        };
+        let with_break: std::borrow::Cow<str> =
+            if line.ends_with('\n') { line.into() } else { format!("{line}\n").into() };
         let n = tok.count(&with_break);
         if used + n > limit {
             break;
@@ -217,10 +204,7 @@ mod tests {
 
     #[test]
     fn ids_parse() {
-        assert_eq!(
-            TokenizerId::parse("o200k_base").unwrap(),
-            TokenizerId::O200k
-        );
+        assert_eq!(TokenizerId::parse("o200k_base").unwrap(), TokenizerId::O200k);
         assert!(TokenizerId::parse("gpt2").is_err());
     }
 }

@@ -62,8 +62,7 @@ pub fn encode(id: TokenizerId, tokens: &[&[u8]]) -> Result<Vec<u8>> {
     out.push(code);
     out.extend_from_slice(&(tokens.len() as u32).to_le_bytes());
     for t in tokens {
-        let len =
-            u8::try_from(t.len()).map_err(|_| pack_error("a token is longer than 255 bytes"))?;
+        let len = u8::try_from(t.len()).map_err(|_| pack_error("a token is longer than 255 bytes"))?;
         out.push(len);
     }
     for t in tokens {
@@ -80,10 +79,7 @@ pub fn decode(bytes: &[u8]) -> Result<Pack> {
         return Err(pack_error("not a tokenizer pack (bad magic or too short)"));
     }
     if bytes[8] != VERSION {
-        return Err(pack_error(format!(
-            "pack version {} is not supported (expected {VERSION})",
-            bytes[8]
-        )));
+        return Err(pack_error(format!("pack version {} is not supported (expected {VERSION})", bytes[8])));
     }
     let (id, pattern) = match bytes[9] {
         1 => (TokenizerId::Cl100k, Pattern::Cl100k),
@@ -92,28 +88,20 @@ pub fn decode(bytes: &[u8]) -> Result<Pack> {
     };
     let (body, sum) = bytes.split_at(bytes.len() - 4);
     if fnv1a(body) != u32::from_le_bytes(sum.try_into().expect("4 bytes")) {
-        return Err(pack_error(
-            "pack checksum mismatch: the file is truncated or corrupted",
-        ));
+        return Err(pack_error("pack checksum mismatch: the file is truncated or corrupted"));
     }
     let n = u32::from_le_bytes(body[10..14].try_into().expect("4 bytes")) as usize;
-    let lengths = body
-        .get(HEADER..HEADER + n)
-        .ok_or_else(|| pack_error("pack shorter than its token count"))?;
+    let lengths =
+        body.get(HEADER..HEADER + n).ok_or_else(|| pack_error("pack shorter than its token count"))?;
     let token_bytes = body[HEADER + n..].to_vec();
-    let vocabulary = Vocabulary::new(lengths, token_bytes).ok_or_else(|| {
-        pack_error("pack token lengths do not match its bytes, or a token repeats")
-    })?;
+    let vocabulary = Vocabulary::new(lengths, token_bytes)
+        .ok_or_else(|| pack_error("pack token lengths do not match its bytes, or a token repeats"))?;
     // Byte-level BPE needs every single byte as a token, or some inputs could
     // not be encoded at all.
     if (0..=255u8).any(|b| vocabulary.rank(&[b]).is_none()) {
         return Err(pack_error("pack lacks some single-byte tokens"));
     }
-    Ok(Pack {
-        id,
-        pattern,
-        vocabulary,
-    })
+    Ok(Pack { id, pattern, vocabulary })
 }
 
 #[cfg(test)]
@@ -121,10 +109,7 @@ mod tests {
     use super::*;
 
     fn byte_tokens() -> Vec<Vec<u8>> {
-        (0..=255u8)
-            .map(|b| vec![b])
-            .chain([b"ab".to_vec(), b"hello".to_vec()])
-            .collect()
+        (0..=255u8).map(|b| vec![b]).chain([b"ab".to_vec(), b"hello".to_vec()]).collect()
     }
 
     #[test]

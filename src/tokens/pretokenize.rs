@@ -317,11 +317,7 @@ impl<'a> Iterator for Pieces<'a> {
 }
 
 pub fn pieces(text: &str, pattern: Pattern) -> Pieces<'_> {
-    Pieces {
-        text,
-        pos: 0,
-        pattern,
-    }
+    Pieces { text, pos: 0, pattern }
 }
 
 #[cfg(test)]

@@ -50,12 +50,7 @@ impl Vocabulary {
             offsets.push(at);
         }
         let capacity = (lengths.len() * 2).next_power_of_two();
-        let mut vocab = Vocabulary {
-            bytes,
-            offsets,
-            slots: vec![0; capacity],
-            mask: capacity - 1,
-        };
+        let mut vocab = Vocabulary { bytes, offsets, slots: vec![0; capacity], mask: capacity - 1 };
         for rank in 0..lengths.len() as u32 {
             let token = vocab.token(rank);
             let mut slot = hash(token) & vocab.mask;

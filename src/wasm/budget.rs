@@ -16,12 +16,20 @@ impl JsTokenBudget {
     #[wasm_bindgen(constructor)]
     pub fn new(options: Option<JsBudgetOptions>) -> Result<JsTokenBudget, JsValue> {
         let options: BudgetOptions = match options {
-            Some(o) if !o.is_undefined() && !o.is_null() => from_js(o.into(), "budget options")?,
+            Some(o) if !o.is_undefined() && !o.is_null() => from_js(
+                o.into(),
+                "budget options",
+                &[
+                    "contextWindow",
+                    "reservedForSystem",
+                    "reservedForTools",
+                    "reservedForResponse",
+                    "compressionThreshold",
+                ],
+            )?,
             _ => BudgetOptions::default(),
         };
-        TokenBudget::new(options)
-            .map(JsTokenBudget)
-            .map_err(js_error)
+        TokenBudget::new(options).map(JsTokenBudget).map_err(js_error)
     }
 
     #[wasm_bindgen(getter, js_name = availableForConversation)]
@@ -36,24 +44,16 @@ impl JsTokenBudget {
 
     #[wasm_bindgen(js_name = needsCompression)]
     pub fn needs_compression(&self, conversation_tokens: JsValue) -> Result<bool, JsValue> {
-        Ok(self
-            .0
-            .needs_compression(js_count(&conversation_tokens, "conversationTokens")?))
+        Ok(self.0.needs_compression(js_count(&conversation_tokens, "conversationTokens")?))
     }
 
     #[wasm_bindgen(js_name = usageRatio)]
     pub fn usage_ratio(&self, conversation_tokens: JsValue) -> Result<f64, JsValue> {
-        Ok(self
-            .0
-            .usage_ratio(js_count(&conversation_tokens, "conversationTokens")?))
+        Ok(self.0.usage_ratio(js_count(&conversation_tokens, "conversationTokens")?))
     }
 
     #[wasm_bindgen(js_name = recordUsage)]
-    pub fn record_usage(
-        &mut self,
-        input_tokens: JsValue,
-        output_tokens: JsValue,
-    ) -> Result<(), JsValue> {
+    pub fn record_usage(&mut self, input_tokens: JsValue, output_tokens: JsValue) -> Result<(), JsValue> {
         let input = js_count(&input_tokens, "inputTokens")?;
         let output = js_count(&output_tokens, "outputTokens")?;
         self.0.record_usage(input, output);

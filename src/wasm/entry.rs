@@ -14,7 +14,7 @@ use crate::tokens::{estimate_tokens, TokenizerId};
 
 /// What JS may pass; everything but `content` has a default.
 #[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub(crate) struct EntryInput {
     pub content: String,
     #[serde(default)]
@@ -36,6 +36,18 @@ pub(crate) struct EntryInput {
 }
 
 impl EntryInput {
+    pub(crate) const FIELDS: &'static [&'static str] = &[
+        "content",
+        "kind",
+        "role",
+        "scope",
+        "timestamp",
+        "metadata",
+        "importance",
+        "toolCalls",
+        "toolCallId",
+    ];
+
     /// Fills defaults (a user conversation message in the session, now) and
     /// validates the result.
     pub(crate) fn into_entry(self, now: i64) -> Result<MemoryEntry> {
@@ -49,11 +61,8 @@ impl EntryInput {
             }
         };
         let role = self.role.unwrap_or(Role::User);
-        let kind = self.kind.unwrap_or(if role == Role::Tool {
-            Kind::ToolResult
-        } else {
-            Kind::Conversation
-        });
+        let kind =
+            self.kind.unwrap_or(if role == Role::Tool { Kind::ToolResult } else { Kind::Conversation });
         let mut tokens = TokenCounts::default();
         let entry = MemoryEntry {
             id: new_id(timestamp),
@@ -69,10 +78,7 @@ impl EntryInput {
             tokens,
         };
         entry.validate()?;
-        tokens.set(
-            TokenizerId::Estimate,
-            estimate_tokens(&entry.countable_text()) as u32,
-        );
+        tokens.set(TokenizerId::Estimate, estimate_tokens(&entry.countable_text()) as u32);
         Ok(MemoryEntry { tokens, ..entry })
     }
 }
@@ -80,7 +86,7 @@ impl EntryInput {
 /// Makes a validated entry with a fresh UUID v7 and its estimated token count.
 #[wasm_bindgen(js_name = createEntry)]
 pub fn create_entry(input: JsEntryInput) -> std::result::Result<JsMemoryEntry, JsValue> {
-    let input: EntryInput = from_js(input.into(), "entry")?;
+    let input: EntryInput = from_js(input.into(), "entry", EntryInput::FIELDS)?;
     let entry = input.into_entry(now_ms()).map_err(js_error)?;
     Ok(to_js(&entry)?.unchecked_into())
 }

@@ -10,8 +10,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{
-    IdbDatabase, IdbFactory, IdbKeyRange, IdbObjectStore, IdbRequest, IdbTransaction,
-    IdbTransactionMode,
+    IdbDatabase, IdbFactory, IdbKeyRange, IdbObjectStore, IdbRequest, IdbTransaction, IdbTransactionMode,
 };
 
 use crate::error::{Error, ErrorCode, Result};
@@ -30,19 +29,15 @@ fn idb_error(context: &str, value: JsValue) -> Error {
             None => ("Error".to_string(), format!("{value:?}")),
         },
     };
-    let code = if name == "QuotaExceededError" {
-        ErrorCode::QuotaExceeded
-    } else {
-        ErrorCode::Storage
-    };
+    let code = if name == "QuotaExceededError" { ErrorCode::QuotaExceeded } else { ErrorCode::Storage };
     Error::new(code, format!("IndexedDB {context}: {name}: {message}"))
 }
 
 /// `indexedDB` from the global object, so this works in windows and workers.
 fn factory() -> Result<IdbFactory> {
     let global = js_sys::global();
-    let idb = js_sys::Reflect::get(&global, &JsValue::from_str("indexedDB"))
-        .map_err(|e| idb_error("lookup", e))?;
+    let idb =
+        js_sys::Reflect::get(&global, &JsValue::from_str("indexedDB")).map_err(|e| idb_error("lookup", e))?;
     if idb.is_undefined() || idb.is_null() {
         return Err(Error::storage("IndexedDB is not available in this runtime"));
     }
@@ -57,13 +52,7 @@ async fn request_done(req: &IdbRequest, context: &str) -> Result<JsValue> {
     });
     match JsFuture::from(promise).await {
         Ok(_) => req.result().map_err(|e| idb_error(context, e)),
-        Err(_) => Err(idb_error(
-            context,
-            req.error()
-                .ok()
-                .flatten()
-                .map_or(JsValue::NULL, JsValue::from),
-        )),
+        Err(_) => Err(idb_error(context, req.error().ok().flatten().map_or(JsValue::NULL, JsValue::from))),
     }
 }
 
@@ -76,10 +65,7 @@ async fn transaction_done(tx: &IdbTransaction, context: &str) -> Result<()> {
     });
     match JsFuture::from(promise).await {
         Ok(_) => Ok(()),
-        Err(_) => Err(idb_error(
-            context,
-            tx.error().map_or(JsValue::NULL, JsValue::from),
-        )),
+        Err(_) => Err(idb_error(context, tx.error().map_or(JsValue::NULL, JsValue::from))),
     }
 }
 
@@ -119,9 +105,7 @@ impl IndexedDbStore {
         req.set_onupgradeneeded(Some(upgrade.unchecked_ref()));
         let db = request_done(&req, "open").await?;
         req.set_onupgradeneeded(None);
-        Ok(IndexedDbStore {
-            db: db.unchecked_into(),
-        })
+        Ok(IndexedDbStore { db: db.unchecked_into() })
     }
 
     /// Closes the connection (the data stays).
@@ -138,21 +122,15 @@ impl IndexedDbStore {
     }
 
     fn records(&self, mode: IdbTransactionMode) -> Result<(IdbTransaction, IdbObjectStore)> {
-        let tx = self
-            .db
-            .transaction_with_str_and_mode(RECORDS, mode)
-            .map_err(|e| idb_error("transaction", e))?;
-        let store = tx
-            .object_store(RECORDS)
-            .map_err(|e| idb_error("transaction", e))?;
+        let tx =
+            self.db.transaction_with_str_and_mode(RECORDS, mode).map_err(|e| idb_error("transaction", e))?;
+        let store = tx.object_store(RECORDS).map_err(|e| idb_error("transaction", e))?;
         Ok((tx, store))
     }
 
     async fn get_impl(&self, key: &str) -> Result<Option<String>> {
         let (_tx, store) = self.records(IdbTransactionMode::Readonly)?;
-        let req = store
-            .get(&JsValue::from_str(key))
-            .map_err(|e| idb_error("get", e))?;
+        let req = store.get(&JsValue::from_str(key)).map_err(|e| idb_error("get", e))?;
         Ok(request_done(&req, "get").await?.as_string())
     }
 
@@ -188,17 +166,11 @@ impl IndexedDbStore {
         let (_tx, store) = self.records(IdbTransactionMode::Readonly)?;
         // Every key that starts with the prefix sorts between it and the
         // prefix followed by the highest UTF-16 code unit.
-        let range = IdbKeyRange::bound(
-            &JsValue::from_str(prefix),
-            &JsValue::from_str(&format!("{prefix}\u{FFFF}")),
-        )
-        .map_err(|e| idb_error("list", e))?;
-        let keys_req = store
-            .get_all_keys_with_key(&range)
-            .map_err(|e| idb_error("list", e))?;
-        let values_req = store
-            .get_all_with_key(&range)
-            .map_err(|e| idb_error("list", e))?;
+        let range =
+            IdbKeyRange::bound(&JsValue::from_str(prefix), &JsValue::from_str(&format!("{prefix}\u{FFFF}")))
+                .map_err(|e| idb_error("list", e))?;
+        let keys_req = store.get_all_keys_with_key(&range).map_err(|e| idb_error("list", e))?;
+        let values_req = store.get_all_with_key(&range).map_err(|e| idb_error("list", e))?;
         let keys: Array = request_done(&keys_req, "list").await?.unchecked_into();
         let values: Array = request_done(&values_req, "list").await?.unchecked_into();
         let mut out: Vec<(String, String)> = keys

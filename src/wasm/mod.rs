@@ -10,6 +10,7 @@ mod tokenizer;
 mod types;
 
 use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
 
 use crate::error::{Error, ErrorCode};
 
@@ -18,57 +19,55 @@ pub(crate) fn js_error(e: Error) -> JsValue {
     let err = js_sys::Error::new(&e.message);
     err.set_name("AgentMemoryError");
     // Reflect.set on a fresh Error object cannot fail.
-    let _ = js_sys::Reflect::set(
-        &err,
-        &JsValue::from_str("code"),
-        &JsValue::from_str(e.code.as_str()),
-    );
+    let _ = js_sys::Reflect::set(&err, &JsValue::from_str("code"), &JsValue::from_str(e.code.as_str()));
     err.into()
 }
 
-/// Converts a JS value into a core type, naming what was expected.
+/// Converts a JS options object into a core type, naming what was expected.
+/// `fields` lists the keys it may have: a misspelt option (`maxTokenz`) is
+/// an error, not a silently ignored key.
 pub(crate) fn from_js<T: serde::de::DeserializeOwned>(
     value: JsValue,
     what: &str,
+    fields: &[&str],
 ) -> Result<T, JsValue> {
-    serde_wasm_bindgen::from_value(value).map_err(|e| {
-        js_error(Error::new(
-            ErrorCode::InvalidInput,
-            format!("invalid {what}: {e}"),
-        ))
-    })
+    if !value.is_object() || js_sys::Array::is_array(&value) {
+        return Err(js_error(Error::invalid(format!("{what} must be an object"))));
+    }
+    for key in js_sys::Object::keys(value.unchecked_ref::<js_sys::Object>()).iter() {
+        let key = key.as_string().unwrap_or_default();
+        if !fields.contains(&key.as_str()) {
+            return Err(js_error(Error::invalid(format!(
+                "unknown {what} field {key:?}; expected one of: {}",
+                fields.join(", ")
+            ))));
+        }
+    }
+    serde_wasm_bindgen::from_value(value)
+        .map_err(|e| js_error(Error::new(ErrorCode::InvalidInput, format!("invalid {what}: {e}"))))
 }
 
 /// Converts a core value into a plain JS object (maps become objects).
 pub(crate) fn to_js<T: serde::Serialize>(value: &T) -> Result<JsValue, JsValue> {
     let ser = serde_wasm_bindgen::Serializer::new().serialize_maps_as_objects(true);
-    value.serialize(&ser).map_err(|e| {
-        js_error(Error::new(
-            ErrorCode::InvalidInput,
-            format!("cannot convert result: {e}"),
-        ))
-    })
+    value
+        .serialize(&ser)
+        .map_err(|e| js_error(Error::new(ErrorCode::InvalidInput, format!("cannot convert result: {e}"))))
 }
 
 /// A string argument from JS, rejecting other types with a typed error
 /// instead of the binding's generic panic.
 pub(crate) fn js_string(value: &JsValue, what: &str) -> Result<String, JsValue> {
-    value
-        .as_string()
-        .ok_or_else(|| js_error(Error::invalid(format!("{what} must be a string"))))
+    value.as_string().ok_or_else(|| js_error(Error::invalid(format!("{what} must be a string"))))
 }
 
 /// A non-negative integer argument from JS (rejects NaN, negatives, fractions).
 pub(crate) fn js_count(value: &JsValue, what: &str) -> Result<u64, JsValue> {
     match value.as_f64() {
-        Some(n)
-            if n.is_finite() && n >= 0.0 && n.fract() == 0.0 && n <= 9_007_199_254_740_991.0 =>
-        {
+        Some(n) if n.is_finite() && n >= 0.0 && n.fract() == 0.0 && n <= 9_007_199_254_740_991.0 => {
             Ok(n as u64)
         }
-        _ => Err(js_error(Error::invalid(format!(
-            "{what} must be a non-negative integer"
-        )))),
+        _ => Err(js_error(Error::invalid(format!("{what} must be a non-negative integer")))),
     }
 }
 

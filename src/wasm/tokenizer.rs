@@ -23,10 +23,7 @@ pub(crate) fn js_bytes(value: &JsValue, what: &str) -> Result<Vec<u8>, JsValue> 
     if let Some(b) = value.dyn_ref::<js_sys::ArrayBuffer>() {
         return Ok(Uint8Array::new(b).to_vec());
     }
-    Err(js_error(Error::new(
-        ErrorCode::InvalidInput,
-        format!("{what} must be a Uint8Array or ArrayBuffer"),
-    )))
+    Err(js_error(Error::new(ErrorCode::InvalidInput, format!("{what} must be a Uint8Array or ArrayBuffer"))))
 }
 
 #[wasm_bindgen(js_class = Tokenizer)]
@@ -57,14 +54,11 @@ impl JsTokenizer {
         Ok(self.0.count(&js_string(&text, "text")?) as u32)
     }
 
-    /// The count if `text` fits in `limit` tokens, else `null`; stops early.
+    /// The count if `text` fits in `limit` tokens, else `undefined`; stops early.
     #[wasm_bindgen(js_name = countUpTo)]
     pub fn count_up_to(&self, text: JsValue, limit: JsValue) -> Result<Option<u32>, JsValue> {
         let limit = js_count(&limit, "limit")? as usize;
-        Ok(self
-            .0
-            .count_up_to(&js_string(&text, "text")?, limit)
-            .map(|n| n as u32))
+        Ok(self.0.count_up_to(&js_string(&text, "text")?, limit).map(|n| n as u32))
     }
 
     /// The longest prefix of `text` (at a character boundary) within `limit` tokens.
@@ -78,10 +72,6 @@ impl JsTokenizer {
     #[wasm_bindgen(js_name = truncateLines)]
     pub fn truncate_lines(&self, text: JsValue, limit: JsValue) -> Result<String, JsValue> {
         let limit = js_count(&limit, "limit")? as usize;
-        Ok(truncate_to_lines(
-            self.0.as_ref(),
-            &js_string(&text, "text")?,
-            limit,
-        ))
+        Ok(truncate_to_lines(self.0.as_ref(), &js_string(&text, "text")?, limit))
     }
 }

@@ -1,0 +1,23 @@
+// agent-memory for Node.js: the wasm is loaded synchronously on import.
+import { readFileSync } from "node:fs";
+import { initSync, Tokenizer } from "./agent_memory.js";
+
+initSync({ module: readFileSync(new URL("./agent_memory_bg.wasm", import.meta.url)) });
+
+export * from "./agent_memory.js";
+
+/**
+ * An exact tokenizer from a pack: "cl100k" / "o200k" (shipped in `packs/`),
+ * a file path or URL, or the bytes.
+ * @param {"cl100k" | "o200k" | string | URL | ArrayBuffer | Uint8Array} source
+ * @returns {Promise<Tokenizer>}
+ */
+export async function loadTokenizer(source) {
+  if (source instanceof Uint8Array || source instanceof ArrayBuffer) {
+    return Tokenizer.fromPack(source);
+  }
+  const path = source === "cl100k" || source === "o200k"
+    ? new URL(`./packs/${source}.amtk`, import.meta.url)
+    : source;
+  return Tokenizer.fromPack(readFileSync(path));
+}

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Installs what the build and the tests need, idempotently: each step checks
+# first and is skipped (in well under a second) when its tool is present.
+#   - the wasm32 Rust target
+#   - wasm-bindgen-cli at exactly Cargo.lock's wasm-bindgen version
+#   - wasm-pack (for `wasm-pack test --headless --chrome`)
+#   - Debian chromium + chromium-driver (headless browser tests)
+#   - the npm packages of package-lock.json
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$HOME/.cargo/bin:$PATH"
+
+step() { printf '[bootstrap] %s\n' "$*"; }
+
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
+  step "adding the wasm32-unknown-unknown target"
+  rustup target add wasm32-unknown-unknown
+fi
+
+# The CLI must equal the crate version in Cargo.lock, or wasm-bindgen refuses
+# the module. No --locked: the CLI's own lockfile pins a yanked crate.
+want=$(awk '/^name = "wasm-bindgen"$/ { getline; gsub(/version = |"/, ""); print; exit }' Cargo.lock)
+have=$(wasm-bindgen --version 2>/dev/null | awk '{ print $2 }' || true)
+if [ "$have" != "$want" ]; then
+  step "installing wasm-bindgen-cli $want (found: ${have:-none})"
+  cargo install wasm-bindgen-cli --version "$want" --force
+fi
+
+if ! command -v wasm-pack >/dev/null 2>&1; then
+  step "installing wasm-pack"
+  cargo install wasm-pack --locked
+fi
+
+if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then
+  step "installing chromium and chromium-driver"
+  as_root apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null
+fi
+
+# npm ci only when package-lock.json changed since the last install.
+if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  step "installing npm packages"
+  npm ci --no-audit --no-fund --loglevel=error
+fi
+step "ready"

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Builds the npm package into pkg/: the wasm (release), its JS glue for the
+# web target (browsers, Deno, workerd), the Node entry, TypeScript types and
+# the tokenizer packs. wasm-opt is not used: Debian's binaryen 108 corrupts
+# wasm-bindgen's externref table, and release + LTO is already small.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$HOME/.cargo/bin:$PATH"
+
+cargo build --release --lib --target wasm32-unknown-unknown
+wasm-bindgen --target web --out-dir pkg target/wasm32-unknown-unknown/release/agent_memory.wasm
+
+# Packs change only with the vocabulary or the pack format.
+packs_src=(src/tokens/pack.rs src/tokens/vocab.rs src/bin/build-packs.rs Cargo.lock)
+if [ ! -f pkg/packs/o200k.amtk ] || [ -n "$(find "${packs_src[@]}" -newer pkg/packs/o200k.amtk)" ]; then
+  cargo run --release --quiet --features pack-builder --bin build-packs -- pkg/packs
+fi
+
+cp js/index.js js/node.js js/index.d.ts js/package.json pkg/
+echo "built pkg/ ($(wc -c < pkg/agent_memory_bg.wasm) bytes wasm, $(gzip -9c pkg/agent_memory_bg.wasm | wc -c) gzip)"

@@ -1,0 +1,70 @@
+// Exact tokenizer packs against npm tiktoken, in Node.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { get_encoding } from "tiktoken";
+import * as am from "../../pkg/node.js";
+import { mixedCorpus, EDGE_CASES } from "../../benches/corpus.mjs";
+
+const ENCODINGS = [["cl100k", "cl100k_base"], ["o200k", "o200k_base"]];
+
+for (const [pack, encoding] of ENCODINGS) {
+  test(`${pack} counts match tiktoken ${encoding}`, async () => {
+    const ours = await am.loadTokenizer(pack);
+    assert.equal(ours.id, pack);
+    const theirs = get_encoding(encoding);
+    try {
+      const corpus = mixedCorpus(200_000, 7);
+      const chunks = [...EDGE_CASES];
+      for (let i = 0; i < corpus.length; i += 997) chunks.push(corpus.slice(i, i + 997));
+      chunks.push(corpus);
+      for (const text of chunks) {
+        assert.equal(ours.count(text), theirs.encode(text).length, JSON.stringify(text.slice(0, 80)));
+      }
+    } finally {
+      theirs.free();
+    }
+  });
+}
+
+test("lone surrogates count as U+FFFD, as tiktoken's JS binding does", async () => {
+  const ours = await am.loadTokenizer("cl100k");
+  const theirs = get_encoding("cl100k_base");
+  try {
+    for (const text of ["\ud800", "a\udc00b", "😀\ud83d", "\ud83d😀 x"]) {
+      assert.equal(ours.count(text), theirs.encode(text).length);
+      assert.equal(ours.count(text), ours.count(text.toWellFormed()));
+    }
+  } finally {
+    theirs.free();
+  }
+});
+
+test("budget helpers: countUpTo, truncate, truncateLines", async () => {
+  const tok = await am.loadTokenizer("o200k");
+  const text = mixedCorpus(5_000, 3);
+  const n = tok.count(text);
+  assert.equal(tok.countUpTo(text, n), n);
+  assert.equal(tok.countUpTo(text, n - 1), undefined);
+  const cut = tok.truncate(text, 100);
+  assert.ok(text.startsWith(cut));
+  assert.ok(tok.count(cut) <= 100 && tok.count(cut) >= 95);
+  const lines = tok.truncateLines(text, 100);
+  assert.ok(text.startsWith(lines));
+  assert.ok(lines === "" || lines.endsWith("\n"));
+  assert.ok(tok.count(lines) <= 100);
+  const est = am.Tokenizer.estimate();
+  assert.equal(est.id, "estimate");
+  assert.equal(est.count("abcd"), 1);
+});
+
+test("bad packs throw TOKENIZER_PACK and leave the module usable", () => {
+  const bytes = readFileSync(new URL("../../pkg/packs/cl100k.amtk", import.meta.url));
+  const corrupt = Uint8Array.from(bytes);
+  corrupt[corrupt.length >> 1] ^= 0xff;
+  for (const bad of [corrupt, bytes.subarray(0, 1000), new Uint8Array(0), new TextEncoder().encode("hello")]) {
+    assert.throws(() => am.Tokenizer.fromPack(bad), (e) => e.code === "TOKENIZER_PACK");
+  }
+  assert.throws(() => am.Tokenizer.fromPack("not bytes"), (e) => e.code === "INVALID_INPUT");
+  assert.equal(am.Tokenizer.fromPack(bytes).count("hello world"), 2);
+});
