@@ -39,7 +39,7 @@ fn rank_of(vocab: &Vocabulary, bytes: &[u8]) -> u32 {
 pub(crate) fn count_by_scan(vocab: &Vocabulary, piece: &[u8]) -> usize {
     let mut parts: Vec<(usize, u32)> = Vec::with_capacity(piece.len() + 1);
     for i in 0..piece.len() - 1 {
-        parts.push((i, rank_of(vocab, &piece[i..i + 2])));
+        parts.push((i, vocab.pair_rank(piece[i], piece[i + 1])));
     }
     parts.push((piece.len() - 1, u32::MAX));
     parts.push((piece.len(), u32::MAX));
@@ -88,7 +88,7 @@ pub(crate) fn count_by_heap(vocab: &Vocabulary, piece: &[u8]) -> usize {
         rank_of(vocab, &piece[i..next[j]])
     };
     for i in 0..n - 1 {
-        let r = pair_rank(&next, i);
+        let r = vocab.pair_rank(piece[i], piece[i + 1]);
         if r != u32::MAX {
             heap.push(Reverse((r, i)));
         }

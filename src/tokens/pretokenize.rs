@@ -65,6 +65,11 @@ fn class(c: char) -> u8 {
     if c.is_ascii() {
         return ASCII[c as usize];
     }
+    // The scripts that dominate non-English chat are all `Lo`: answer them
+    // without the general-category table's binary search.
+    if matches!(c as u32, 0x3041..=0x3096 | 0x30A1..=0x30FA | 0x4E00..=0x9FFF | 0xAC00..=0xD7A3) {
+        return OTHER_LETTER;
+    }
     if c.is_whitespace() {
         return SPACE;
     }

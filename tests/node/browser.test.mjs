@@ -1,0 +1,54 @@
+// The built package in real headless Chromium, driven from Node: pages in
+// tests/browser/ import pkg/index.js over HTTP from a local server.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { fileURLToPath } from "node:url";
+import { get_encoding } from "tiktoken";
+import { startServer } from "../../scripts/static-server.mjs";
+import { launchChromium, runPage } from "../../scripts/chromium.mjs";
+import { mixedCorpus, EDGE_CASES } from "../../benches/corpus.mjs";
+
+const root = fileURLToPath(new URL("../..", import.meta.url));
+let server, base, browser;
+const routes = new Map();
+
+/** Makes `path` answer `value` as JSON. */
+function serveJson(path, value) {
+  routes.set(path, (_req, res) => {
+    res.writeHead(200, { "content-type": "application/json" });
+    res.end(JSON.stringify(value));
+  });
+}
+
+before(async () => {
+  ({ server, url: base } = await startServer(root, 0, routes));
+  browser = await launchChromium();
+});
+
+after(async () => {
+  await browser?.close();
+  server?.close();
+});
+
+test("packs load over HTTP and count exactly in Chromium", async () => {
+  const corpus = mixedCorpus(40_000, 11);
+  const texts = [...EDGE_CASES];
+  for (let i = 0; i < corpus.length; i += 800) texts.push(corpus.slice(i, i + 800));
+  serveJson("/cases.json", { texts });
+  const result = await runPage(browser, `${base}tests/browser/tokenizer.html`, "__result");
+  assert.equal(result.error, undefined, result.error);
+  assert.deepEqual(result.ids, ["cl100k", "o200k"]);
+  assert.equal(result.badPack, "TOKENIZER_PACK");
+  assert.equal(result.missing, "TOKENIZER_PACK");
+  const cl = get_encoding("cl100k_base");
+  const o2 = get_encoding("o200k_base");
+  try {
+    texts.forEach((t, i) => {
+      assert.equal(result.counts[i].cl100k, cl.encode(t).length, `cl100k ${JSON.stringify(t.slice(0, 60))}`);
+      assert.equal(result.counts[i].o200k, o2.encode(t).length, `o200k ${JSON.stringify(t.slice(0, 60))}`);
+    });
+  } finally {
+    cl.free();
+    o2.free();
+  }
+});
