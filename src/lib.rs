@@ -18,9 +18,11 @@ pub mod budget;
 pub mod clock;
 pub mod entry;
 pub mod error;
+pub mod message;
 pub mod ports;
 pub mod store;
 pub mod tokens;
+pub mod window;
 
 #[cfg(target_arch = "wasm32")]
 pub mod wasm;

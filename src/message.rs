@@ -1,0 +1,85 @@
+//! The OpenAI-style chat message the library hands back for a request, and
+//! the token cost of a message as the budget sees it.
+
+use serde::Serialize;
+
+use crate::entry::{MemoryEntry, Role};
+use crate::tokens::Tokenizer;
+
+/// Tokens a chat message costs beyond its text (ChatML's role header and
+/// separators: `<|im_start|>role\n … <|im_end|>\n`). Counting it keeps a
+/// window of many short messages inside the budget.
+pub const MESSAGE_OVERHEAD: u32 = 4;
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FunctionCall {
+    pub name: String,
+    pub arguments: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct OutToolCall {
+    pub id: String,
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub function: FunctionCall,
+}
+
+/// One element of a `/chat/completions` `messages` array (field names are
+/// OpenAI's, snake_case).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ChatMessage {
+    pub role: Role,
+    pub content: String,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<OutToolCall>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+}
+
+impl ChatMessage {
+    pub fn system(content: impl Into<String>) -> Self {
+        ChatMessage {
+            role: Role::System,
+            content: content.into(),
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+        }
+    }
+
+    pub fn from_entry(e: &MemoryEntry) -> Self {
+        ChatMessage {
+            role: e.role,
+            content: e.content.clone(),
+            tool_calls: e
+                .tool_calls
+                .iter()
+                .map(|c| OutToolCall {
+                    id: c.id.clone(),
+                    kind: "function",
+                    function: FunctionCall { name: c.name.clone(), arguments: c.arguments.clone() },
+                })
+                .collect(),
+            tool_call_id: e.tool_call_id.clone(),
+        }
+    }
+}
+
+/// Tokens of an entry as a message, from its cache when the tokenizer has
+/// counted it before; the count is cached on the entry.
+pub fn entry_tokens(tok: &dyn Tokenizer, entry: &mut MemoryEntry) -> u32 {
+    let text = match entry.tokens.get(tok.id()) {
+        Some(n) => n,
+        None => {
+            let n = tok.count(&entry.countable_text()) as u32;
+            entry.tokens.set(tok.id(), n);
+            n
+        }
+    };
+    text + MESSAGE_OVERHEAD
+}
+
+/// Tokens of a plain text sent as one message.
+pub fn text_message_tokens(tok: &dyn Tokenizer, text: &str) -> u32 {
+    tok.count(text) as u32 + MESSAGE_OVERHEAD
+}

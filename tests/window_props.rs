@@ -1,0 +1,145 @@
+//! Property tests of window assembly on random conversations: tool calls
+//! (complete, incomplete, orphaned results), system messages, CJK, empty and
+//! huge messages.
+#![cfg(not(target_arch = "wasm32"))]
+
+use agent_memory::entry::{Kind, MemoryEntry, Role, Scope, ToolCall};
+use agent_memory::message::entry_tokens;
+use agent_memory::tokens::Estimate;
+use agent_memory::window::{assemble, Item, WindowRequest};
+use proptest::prelude::*;
+
+#[derive(Debug, Clone)]
+enum Event {
+    User(String),
+    Assistant(String),
+    System(String),
+    /// A tool call with `calls` ids, of which `answered` get results, plus
+    /// `stray` results answering nothing.
+    Tools {
+        calls: usize,
+        answered: usize,
+        stray: usize,
+    },
+    Orphan,
+}
+
+fn text() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just(String::new()),
+        "[a-z ]{1,40}",
+        "[\u{4e00}-\u{4eff}]{1,30}",
+        "[a-z]{1,10}".prop_map(|s| s.repeat(400)),
+    ]
+}
+
+fn event() -> impl Strategy<Value = Event> {
+    prop_oneof![
+        4 => text().prop_map(Event::User),
+        4 => text().prop_map(Event::Assistant),
+        1 => text().prop_map(Event::System),
+        2 => (1usize..4, 0usize..4, 0usize..2).prop_map(|(calls, a, stray)| Event::Tools { calls, answered: a.min(calls), stray }),
+        1 => Just(Event::Orphan),
+    ]
+}
+
+fn build(events: &[Event]) -> Vec<MemoryEntry> {
+    let mut out = Vec::new();
+    let mut next_id = 0;
+    let new =
+        |content: &str, role: Role| MemoryEntry::new(content, Kind::Conversation, role, Scope::Session, 0);
+    for ev in events {
+        match ev {
+            Event::User(t) => out.push(new(t, Role::User)),
+            Event::Assistant(t) => out.push(new(t, Role::Assistant)),
+            Event::System(t) => out.push(new(t, Role::System)),
+            Event::Tools { calls, answered, stray } => {
+                let mut a = new("", Role::Assistant);
+                let ids: Vec<String> = (0..*calls)
+                    .map(|_| {
+                        next_id += 1;
+                        format!("call_{next_id}")
+                    })
+                    .collect();
+                a.tool_calls = ids
+                    .iter()
+                    .map(|id| ToolCall { id: id.clone(), name: "f".into(), arguments: "{}".into() })
+                    .collect();
+                out.push(a);
+                for id in ids.iter().take(*answered) {
+                    let mut r = new("result", Role::Tool);
+                    r.tool_call_id = Some(id.clone());
+                    out.push(r);
+                }
+                for _ in 0..*stray {
+                    let mut r = new("stray", Role::Tool);
+                    r.tool_call_id = Some("nobody".into());
+                    out.push(r);
+                }
+            }
+            Event::Orphan => {
+                let mut r = new("orphan", Role::Tool);
+                r.tool_call_id = Some("gone".into());
+                out.push(r);
+            }
+        }
+    }
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(500))]
+
+    #[test]
+    fn window_contract(events in prop::collection::vec(event(), 0..40),
+                       max in 0u32..3000, summary in prop::option::of(0u32..800), complete: bool) {
+        let mut entries = build(&events);
+        let tokens: Vec<u32> = entries.iter_mut().map(|e| entry_tokens(&Estimate, e)).collect();
+        let chat: Vec<Item> = entries.iter().zip(&tokens)
+            .filter(|(e, _)| e.role != Role::System)
+            .map(|(entry, &tokens)| Item { entry, tokens })
+            .collect();
+        let w = assemble(WindowRequest { history: &chat, history_is_complete: complete, summary_tokens: summary, max_window_tokens: max });
+
+        // Within budget, the summary counted inside it.
+        let sent: u32 = w.indices.iter().map(|&i| chat[i].tokens).sum();
+        prop_assert_eq!(sent, w.tokens);
+        let summary_sent = if w.summary_used { summary.unwrap() } else { 0 };
+        prop_assert!(w.tokens + summary_sent <= max);
+
+        // Order kept; never opens with an assistant message.
+        prop_assert!(w.indices.windows(2).all(|p| p[0] < p[1]));
+        if let Some(&first) = w.indices.first() {
+            prop_assert_eq!(chat[first].entry.role, Role::User);
+        }
+
+        // Every tool result follows its call; every call has all its results.
+        let sent: Vec<&MemoryEntry> = w.indices.iter().map(|&i| chat[i].entry).collect();
+        for (k, m) in sent.iter().enumerate() {
+            if m.role == Role::Tool {
+                let call = sent[..k].iter().rev().find(|p| p.role != Role::Tool);
+                prop_assert!(call.is_some_and(|c| c.tool_calls.iter().any(|t| Some(&t.id) == m.tool_call_id.as_ref())));
+            }
+            if !m.tool_calls.is_empty() {
+                let results: Vec<_> = sent[k + 1..].iter().take_while(|r| r.role == Role::Tool).collect();
+                for call in &m.tool_calls {
+                    prop_assert_eq!(results.iter().filter(|r| r.tool_call_id.as_ref() == Some(&call.id)).count(), 1);
+                }
+            }
+        }
+
+        // The window is the newest stretch of what is sendable: nothing
+        // sendable newer than its first message is missing.
+        if let Some(&first) = w.indices.first() {
+            let last_user = chat.iter().rposition(|i| i.entry.role == Role::User);
+            prop_assert!(last_user.is_some_and(|u| u >= first));
+        }
+
+        // Everything fits and nothing was evicted: all valid units are sent.
+        let total: u32 = tokens.iter().zip(&entries).filter(|(_, e)| e.role != Role::System).map(|(t, _)| t).sum();
+        if total <= max && (complete || summary.is_none()) && w.left_out.orphan_tool_results == 0
+            && w.left_out.incomplete_tool_calls == 0 && w.left_out.leading_assistant == 0 {
+            prop_assert_eq!(w.indices.len(), chat.len());
+        }
+    }
+}
