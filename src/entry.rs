@@ -2,6 +2,7 @@
 //! time it was created (for time decay), where it belongs (scope), and its
 //! token counts (so budgets never recount it).
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
@@ -244,19 +245,27 @@ impl MemoryEntry {
     /// The text a tokenizer counts for this entry: the content plus, for
     /// assistant tool calls, the function names and arguments that the
     /// provider also bills.
-    pub fn countable_text(&self) -> std::borrow::Cow<'_, str> {
-        if self.tool_calls.is_empty() {
-            return std::borrow::Cow::Borrowed(&self.content);
-        }
-        let mut s = self.content.clone();
-        for call in &self.tool_calls {
-            s.push('\n');
-            s.push_str(&call.name);
-            s.push(' ');
-            s.push_str(&call.arguments);
-        }
-        std::borrow::Cow::Owned(s)
+    pub fn countable_text(&self) -> Cow<'_, str> {
+        countable_text(&self.content, self.tool_calls.iter().map(|c| (&*c.name, &*c.arguments)))
     }
+}
+
+/// `content`, then `\n{name} {arguments}` per tool call.
+pub fn countable_text<'a>(
+    content: &'a str,
+    calls: impl ExactSizeIterator<Item = (&'a str, &'a str)>,
+) -> Cow<'a, str> {
+    if calls.len() == 0 {
+        return Cow::Borrowed(content);
+    }
+    let mut s = content.to_string();
+    for (name, arguments) in calls {
+        s.push('\n');
+        s.push_str(name);
+        s.push(' ');
+        s.push_str(arguments);
+    }
+    Cow::Owned(s)
 }
 
 #[cfg(test)]

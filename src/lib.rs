@@ -16,10 +16,13 @@
 
 pub mod budget;
 pub mod clock;
+pub mod context;
+pub mod conversation;
 pub mod entry;
 pub mod error;
 pub mod message;
 pub mod ports;
+pub mod session;
 pub mod store;
 pub mod tokens;
 pub mod window;

@@ -47,6 +47,15 @@ impl ChatMessage {
         }
     }
 
+    /// The text counted for this message: the same as its entry's
+    /// [`MemoryEntry::countable_text`], so both give one count.
+    pub fn countable_text(&self) -> std::borrow::Cow<'_, str> {
+        crate::entry::countable_text(
+            &self.content,
+            self.tool_calls.iter().map(|c| (&*c.function.name, &*c.function.arguments)),
+        )
+    }
+
     pub fn from_entry(e: &MemoryEntry) -> Self {
         ChatMessage {
             role: e.role,

@@ -3,89 +3,14 @@
 //! huge messages.
 #![cfg(not(target_arch = "wasm32"))]
 
-use agent_memory::entry::{Kind, MemoryEntry, Role, Scope, ToolCall};
+mod common;
+
+use agent_memory::entry::{MemoryEntry, Role};
 use agent_memory::message::entry_tokens;
 use agent_memory::tokens::Estimate;
 use agent_memory::window::{assemble, Item, WindowRequest};
+use common::{build, event};
 use proptest::prelude::*;
-
-#[derive(Debug, Clone)]
-enum Event {
-    User(String),
-    Assistant(String),
-    System(String),
-    /// A tool call with `calls` ids, of which `answered` get results, plus
-    /// `stray` results answering nothing.
-    Tools {
-        calls: usize,
-        answered: usize,
-        stray: usize,
-    },
-    Orphan,
-}
-
-fn text() -> impl Strategy<Value = String> {
-    prop_oneof![
-        Just(String::new()),
-        "[a-z ]{1,40}",
-        "[\u{4e00}-\u{4eff}]{1,30}",
-        "[a-z]{1,10}".prop_map(|s| s.repeat(400)),
-    ]
-}
-
-fn event() -> impl Strategy<Value = Event> {
-    prop_oneof![
-        4 => text().prop_map(Event::User),
-        4 => text().prop_map(Event::Assistant),
-        1 => text().prop_map(Event::System),
-        2 => (1usize..4, 0usize..4, 0usize..2).prop_map(|(calls, a, stray)| Event::Tools { calls, answered: a.min(calls), stray }),
-        1 => Just(Event::Orphan),
-    ]
-}
-
-fn build(events: &[Event]) -> Vec<MemoryEntry> {
-    let mut out = Vec::new();
-    let mut next_id = 0;
-    let new =
-        |content: &str, role: Role| MemoryEntry::new(content, Kind::Conversation, role, Scope::Session, 0);
-    for ev in events {
-        match ev {
-            Event::User(t) => out.push(new(t, Role::User)),
-            Event::Assistant(t) => out.push(new(t, Role::Assistant)),
-            Event::System(t) => out.push(new(t, Role::System)),
-            Event::Tools { calls, answered, stray } => {
-                let mut a = new("", Role::Assistant);
-                let ids: Vec<String> = (0..*calls)
-                    .map(|_| {
-                        next_id += 1;
-                        format!("call_{next_id}")
-                    })
-                    .collect();
-                a.tool_calls = ids
-                    .iter()
-                    .map(|id| ToolCall { id: id.clone(), name: "f".into(), arguments: "{}".into() })
-                    .collect();
-                out.push(a);
-                for id in ids.iter().take(*answered) {
-                    let mut r = new("result", Role::Tool);
-                    r.tool_call_id = Some(id.clone());
-                    out.push(r);
-                }
-                for _ in 0..*stray {
-                    let mut r = new("stray", Role::Tool);
-                    r.tool_call_id = Some("nobody".into());
-                    out.push(r);
-                }
-            }
-            Event::Orphan => {
-                let mut r = new("orphan", Role::Tool);
-                r.tool_call_id = Some("gone".into());
-                out.push(r);
-            }
-        }
-    }
-    out
-}
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(500))]

@@ -1,0 +1,216 @@
+//! Context assembly: the exact `messages` array for one request, and a report
+//! of where its tokens went.
+//!
+//! Everything that is system text (the pinned prompt, system messages from
+//! the history, the long-term memory block and the session summary) is merged
+//! into one leading system message, pinned prompt first: every provider
+//! accepts that, and some accept nothing else. The budget is the context
+//! window less the response reservation; the system text and tool
+//! definitions are counted as they are, the long-term block gets its own cap
+//! (cut by whole lines), and the conversation window gets what is left.
+
+use serde::Serialize;
+
+use crate::budget::TokenBudget;
+use crate::entry::Role;
+use crate::error::{Error, ErrorCode, Result};
+use crate::message::{text_message_tokens, ChatMessage, MESSAGE_OVERHEAD};
+use crate::tokens::{truncate_to_lines, truncate_to_tokens, Tokenizer, TokenizerId};
+use crate::window::{assemble, Item, LeftOut, WindowRequest};
+
+/// Heading of the long-term block inside the system message.
+pub const LONG_TERM_HEADING: &str = "Relevant long-term memory:";
+/// Heading of the summary inside the system message.
+pub const SUMMARY_HEADING: &str = "Summary of the earlier conversation:";
+
+pub struct ContextInput<'a> {
+    pub tokenizer: &'a dyn Tokenizer,
+    pub budget: &'a TokenBudget,
+    pub system: Option<&'a str>,
+    /// Tool definitions as the JSON that will be sent.
+    pub tools_json: Option<&'a str>,
+    /// The session's history (system messages included), oldest first.
+    pub history: &'a [Item<'a>],
+    pub history_is_complete: bool,
+    pub summary: Option<&'a str>,
+    pub summary_budget: u32,
+    pub long_term: Option<&'a str>,
+    pub long_term_budget: u32,
+    /// The user's new message, appended unless the history already ends with it.
+    pub query: Option<&'a str>,
+    /// Cap on the conversation window, below what the budget leaves.
+    pub max_window_tokens: Option<u32>,
+}
+
+/// Tokens per section of the request, and what was left out.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextReport {
+    pub tokenizer: TokenizerId,
+    /// Context window less the response reservation.
+    pub limit: u32,
+    pub system: u32,
+    pub tools: u32,
+    pub long_term: u32,
+    pub summary: u32,
+    pub recent_window: u32,
+    pub query: u32,
+    /// Exact tokens of the whole `messages` array (with tool definitions).
+    pub total: u32,
+    pub free: u32,
+    pub messages_in_history: u32,
+    pub messages_sent: u32,
+    pub left_out: LeftOut,
+    /// The long-term block was cut to fit its budget.
+    pub long_term_truncated: bool,
+    /// Why there is no long-term block, when its source failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub long_term_error: Option<String>,
+}
+
+#[derive(Debug)]
+pub struct Context {
+    pub messages: Vec<ChatMessage>,
+    pub report: ContextReport,
+}
+
+fn join_system(parts: &[String]) -> String {
+    parts.iter().filter(|p| !p.is_empty()).cloned().collect::<Vec<_>>().join("\n\n")
+}
+
+/// Assembles the request. Fails with `LIMIT_EXCEEDED` only when the fixed
+/// parts (system prompt, tools, the new message) cannot fit at all.
+///
+/// Sections are counted apart; text joined can count a few tokens more or
+/// less than its parts, so the exact total of the final array is checked and
+/// the window narrowed by any overshoot (rare, and at most a few rounds).
+pub fn build(input: ContextInput) -> Result<Context> {
+    let mut cap = input.max_window_tokens;
+    loop {
+        let ctx = build_once(&input, cap)?;
+        let over = ctx.report.total.saturating_sub(ctx.report.limit);
+        if over == 0 || ctx.report.recent_window == 0 {
+            return Ok(ctx);
+        }
+        cap = Some(ctx.report.recent_window + ctx.report.summary - over.min(ctx.report.recent_window));
+    }
+}
+
+fn build_once(input: &ContextInput, max_window_tokens: Option<u32>) -> Result<Context> {
+    let tok = input.tokenizer;
+    let opts = input.budget.options();
+    let limit = opts.context_window - opts.reserved_for_response;
+    let too_big = |what: &str, n: u32| {
+        Error::new(
+            ErrorCode::LimitExceeded,
+            format!("{what} ({n} tokens) does not fit the {limit} tokens of the context window left after the response reservation"),
+        )
+    };
+
+    // Pinned prompt and the history's own system messages, in that order.
+    let mut system_parts: Vec<String> = input.system.map(str::to_string).into_iter().collect();
+    system_parts.extend(
+        input.history.iter().filter(|i| i.entry.role == Role::System).map(|i| i.entry.content.clone()),
+    );
+    let base_system = join_system(&system_parts);
+    let system_tokens = if base_system.is_empty() { 0 } else { text_message_tokens(tok, &base_system) };
+    let tools_tokens = input.tools_json.map_or(0, |t| tok.count(t) as u32);
+
+    let chat: Vec<Item> = input.history.iter().filter(|i| i.entry.role != Role::System).copied().collect();
+    let append_query = input.query.filter(|q| {
+        chat.last().is_none_or(|last| !(last.entry.role == Role::User && last.entry.content == *q))
+    });
+    let query_tokens = append_query.map_or(0, |q| text_message_tokens(tok, q));
+    let fixed = system_tokens + tools_tokens + query_tokens;
+    if fixed > limit {
+        return Err(too_big("the system prompt, tools and new message", fixed));
+    }
+
+    // Separators and headings: the system message grows by these when the
+    // long-term block or the summary joins it (or becomes one if it was empty).
+    let section_cost = |heading: &str| {
+        tok.count(&format!("\n\n{heading}\n")) as u32
+            + if base_system.is_empty() { MESSAGE_OVERHEAD } else { 0 }
+    };
+
+    let room = limit - fixed;
+    let mut long_term_truncated = false;
+    let long_term = input.long_term.filter(|b| !b.trim().is_empty()).and_then(|block| {
+        let cap = input.long_term_budget.min(room.saturating_sub(section_cost(LONG_TERM_HEADING)));
+        let kept = truncate_to_lines(tok, block, cap as usize);
+        long_term_truncated = kept.len() < block.len();
+        (!kept.trim().is_empty()).then_some(kept)
+    });
+    let long_term_tokens =
+        long_term.as_deref().map_or(0, |b| tok.count(b) as u32 + section_cost(LONG_TERM_HEADING));
+
+    let window_room = (room - long_term_tokens).min(max_window_tokens.unwrap_or(u32::MAX));
+    let summary = input.summary.filter(|s| !s.trim().is_empty()).map(|s| {
+        let cap = input.summary_budget.min(window_room.saturating_sub(section_cost(SUMMARY_HEADING)));
+        truncate_to_tokens(tok, s, cap as usize)
+    });
+    let summary_tokens = summary.map(|s| tok.count(s) as u32 + section_cost(SUMMARY_HEADING));
+
+    let window = assemble(WindowRequest {
+        history: &chat,
+        history_is_complete: input.history_is_complete,
+        summary_tokens,
+        max_window_tokens: window_room,
+    });
+
+    let mut system_text = base_system;
+    if let Some(b) = &long_term {
+        system_parts = vec![system_text, format!("{LONG_TERM_HEADING}\n{b}")];
+        system_text = join_system(&system_parts);
+    }
+    if let (true, Some(s)) = (window.summary_used, summary) {
+        system_parts = vec![system_text, format!("{SUMMARY_HEADING}\n{s}")];
+        system_text = join_system(&system_parts);
+    }
+    let mut messages = Vec::with_capacity(window.indices.len() + 2);
+    if !system_text.is_empty() {
+        messages.push(ChatMessage::system(system_text));
+    }
+    messages.extend(window.indices.iter().map(|&i| ChatMessage::from_entry(chat[i].entry)));
+    if let Some(q) = append_query {
+        messages.push(ChatMessage {
+            role: Role::User,
+            content: q.to_string(),
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+        });
+    }
+    if append_query.is_none() {
+        if let Some(last) = chat.last().filter(|l| l.entry.role == Role::User) {
+            if window.indices.last().is_none_or(|&i| chat[i].entry.id != last.entry.id) {
+                return Err(too_big("the newest message", last.tokens + fixed));
+            }
+        }
+    }
+
+    let total = total_tokens(tok, &messages) + tools_tokens;
+    let summary_sent = if window.summary_used { summary_tokens.unwrap_or(0) } else { 0 };
+    let report = ContextReport {
+        tokenizer: tok.id(),
+        limit,
+        system: system_tokens,
+        tools: tools_tokens,
+        long_term: long_term_tokens,
+        summary: summary_sent,
+        recent_window: window.tokens,
+        query: query_tokens,
+        total,
+        free: limit.saturating_sub(total),
+        messages_in_history: chat.len() as u32,
+        messages_sent: window.indices.len() as u32,
+        left_out: window.left_out,
+        long_term_truncated,
+        long_term_error: None,
+    };
+    Ok(Context { messages, report })
+}
+
+/// Exact tokens of a `messages` array as the budget counts it.
+pub fn total_tokens(tok: &dyn Tokenizer, messages: &[ChatMessage]) -> u32 {
+    messages.iter().map(|m| tok.count(&m.countable_text()) as u32 + MESSAGE_OVERHEAD).sum()
+}

@@ -1,0 +1,227 @@
+//! Short-term conversation memory: the live messages of a session, bounded
+//! in tokens and in count, with FIFO eviction.
+//!
+//! Evicted messages are not dropped: they move to the *pending compression*
+//! list, where they wait until a summary covers them. An assistant tool call
+//! leaves together with its results, and the last `retain_recent_rounds`
+//! rounds (a round starts at a user message) are never evicted: they are the
+//! current task's context. Token counts are cached on each entry, so adding a
+//! message costs one count, never a recount of the history.
+
+use std::collections::VecDeque;
+
+use crate::entry::{MemoryEntry, Role};
+use crate::message::entry_tokens;
+use crate::tokens::Tokenizer;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConversationLimits {
+    /// Live messages may hold at most this many tokens.
+    pub max_tokens: u32,
+    /// Live messages may number at most this many.
+    pub max_messages: u32,
+    /// Rounds at the end that are never evicted.
+    pub retain_recent_rounds: u32,
+}
+
+#[derive(Debug, Clone)]
+pub struct Live {
+    pub entry: MemoryEntry,
+    /// Tokens as a message (overhead included), by the current tokenizer.
+    pub tokens: u32,
+    /// Position in the session (persisted key order).
+    pub seq: u64,
+}
+
+#[derive(Debug)]
+pub struct ConversationMemory {
+    live: VecDeque<Live>,
+    live_tokens: u64,
+    /// Number of user messages among `live`, for the round count.
+    live_user_messages: u32,
+    pending: Vec<Live>,
+    limits: ConversationLimits,
+}
+
+impl ConversationMemory {
+    pub fn new(limits: ConversationLimits) -> Self {
+        ConversationMemory {
+            live: VecDeque::new(),
+            live_tokens: 0,
+            live_user_messages: 0,
+            pending: Vec::new(),
+            limits,
+        }
+    }
+
+    pub fn limits(&self) -> ConversationLimits {
+        self.limits
+    }
+
+    /// Appends a message, then evicts from the front while over a limit.
+    pub fn push(&mut self, tok: &dyn Tokenizer, mut entry: MemoryEntry, seq: u64) {
+        let tokens = entry_tokens(tok, &mut entry);
+        if entry.role == Role::User {
+            self.live_user_messages += 1;
+        }
+        self.live_tokens += tokens as u64;
+        self.live.push_back(Live { entry, tokens, seq });
+        self.evict();
+    }
+
+    fn over_limits(&self) -> bool {
+        self.live_tokens > self.limits.max_tokens as u64
+            || self.live.len() > self.limits.max_messages as usize
+    }
+
+    /// The number of leading live messages that may be evicted: everything
+    /// before the first message of the retained rounds.
+    fn evictable(&self) -> usize {
+        let keep_rounds = self.limits.retain_recent_rounds;
+        if keep_rounds == 0 {
+            return self.live.len();
+        }
+        if self.live_user_messages < keep_rounds {
+            return 0;
+        }
+        // The retained rounds start at the `keep_rounds`-th user message from the end.
+        let mut seen = 0;
+        for (i, l) in self.live.iter().enumerate().rev() {
+            if l.entry.role == Role::User {
+                seen += 1;
+                if seen == keep_rounds {
+                    return i;
+                }
+            }
+        }
+        0
+    }
+
+    fn evict(&mut self) {
+        if !self.over_limits() {
+            return;
+        }
+        let mut evictable = self.evictable();
+        while self.over_limits() && evictable > 0 {
+            // A tool call and its results leave together.
+            let mut n = 1;
+            if !self.live[0].entry.tool_calls.is_empty() {
+                while n < evictable && self.live[n].entry.role == Role::Tool {
+                    n += 1;
+                }
+            }
+            for _ in 0..n {
+                let l = self.live.pop_front().expect("n <= evictable <= len");
+                self.live_tokens -= l.tokens as u64;
+                if l.entry.role == Role::User {
+                    self.live_user_messages -= 1;
+                }
+                self.pending.push(l);
+            }
+            evictable -= n;
+        }
+    }
+
+    /// Recounts every message with another tokenizer (cached per tokenizer
+    /// on each entry, so switching back costs nothing).
+    pub fn recount(&mut self, tok: &dyn Tokenizer) {
+        self.live_tokens = 0;
+        for l in self.live.iter_mut().chain(self.pending.iter_mut()) {
+            l.tokens = entry_tokens(tok, &mut l.entry);
+        }
+        self.live_tokens = self.live.iter().map(|l| l.tokens as u64).sum();
+        self.evict();
+    }
+
+    pub fn live(&self) -> &VecDeque<Live> {
+        &self.live
+    }
+
+    pub fn live_tokens(&self) -> u64 {
+        self.live_tokens
+    }
+
+    pub fn usage_ratio(&self) -> f64 {
+        self.live_tokens as f64 / self.limits.max_tokens.max(1) as f64
+    }
+
+    pub fn pending(&self) -> &[Live] {
+        &self.pending
+    }
+
+    /// Removes pending messages up to and including `seq`, once a committed
+    /// summary covers them.
+    pub fn release_pending_through(&mut self, seq: u64) {
+        self.pending.retain(|l| l.seq > seq);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::entry::{Kind, Scope, ToolCall};
+    use crate::tokens::Estimate;
+
+    fn msg(role: Role, content: &str) -> MemoryEntry {
+        MemoryEntry::new(content, Kind::Conversation, role, Scope::Session, 0)
+    }
+
+    fn limits(max_tokens: u32, max_messages: u32, rounds: u32) -> ConversationLimits {
+        ConversationLimits { max_tokens, max_messages, retain_recent_rounds: rounds }
+    }
+
+    // "abcd" = 1 token + 4 overhead = 5 tokens per message.
+    #[test]
+    fn evicts_oldest_first_into_pending() {
+        let mut c = ConversationMemory::new(limits(20, 100, 0));
+        for i in 0..6 {
+            c.push(&Estimate, msg(if i % 2 == 0 { Role::User } else { Role::Assistant }, "abcd"), i);
+        }
+        assert_eq!(c.live().len(), 4);
+        assert_eq!(c.live_tokens(), 20);
+        assert_eq!(c.pending().iter().map(|l| l.seq).collect::<Vec<_>>(), [0, 1]);
+        assert!((c.usage_ratio() - 1.0).abs() < 1e-9);
+        c.release_pending_through(0);
+        assert_eq!(c.pending().len(), 1);
+    }
+
+    #[test]
+    fn never_evicts_the_retained_rounds() {
+        let mut c = ConversationMemory::new(limits(10, 100, 3));
+        for i in 0..6 {
+            c.push(&Estimate, msg(if i % 2 == 0 { Role::User } else { Role::Assistant }, "abcd"), i);
+        }
+        // Over budget (30 > 10), but all 6 messages are the last 3 rounds.
+        assert_eq!(c.live().len(), 6);
+        assert!(c.pending().is_empty());
+        c.push(&Estimate, msg(Role::User, "abcd"), 6);
+        // A fourth round starts: the first round may now go.
+        assert_eq!(c.pending().iter().map(|l| l.seq).collect::<Vec<_>>(), [0, 1]);
+    }
+
+    #[test]
+    fn tool_calls_leave_with_their_results_and_count_limits_apply() {
+        let mut c = ConversationMemory::new(limits(1000, 3, 0));
+        let mut call = msg(Role::Assistant, "");
+        call.tool_calls.push(ToolCall { id: "1".into(), name: "f".into(), arguments: "{}".into() });
+        let mut result = msg(Role::Tool, "x");
+        result.tool_call_id = Some("1".into());
+        c.push(&Estimate, msg(Role::User, "q"), 0);
+        c.push(&Estimate, call, 1);
+        c.push(&Estimate, result, 2);
+        c.push(&Estimate, msg(Role::Assistant, "a"), 3);
+        // 4 > 3 messages: the user message goes; then the call goes with its result.
+        assert_eq!(c.live().iter().map(|l| l.seq).collect::<Vec<_>>(), [1, 2, 3]);
+        c.push(&Estimate, msg(Role::User, "q2"), 4);
+        assert_eq!(c.live().iter().map(|l| l.seq).collect::<Vec<_>>(), [3, 4]);
+        assert_eq!(c.pending().len(), 3);
+    }
+
+    #[test]
+    fn counts_are_cached_per_tokenizer() {
+        let mut c = ConversationMemory::new(limits(1000, 100, 3));
+        c.push(&Estimate, msg(Role::User, "abcdefgh"), 0);
+        assert_eq!(c.live()[0].entry.tokens.estimate, Some(2));
+        assert_eq!(c.live_tokens(), 6);
+    }
+}

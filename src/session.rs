@@ -1,0 +1,625 @@
+//! A session: working memory bound to a store. Every message is written to
+//! the store first and only then joins the in-memory window, so a failed
+//! write is an error to the caller and never a silent gap; a reload from the
+//! store restores the same session.
+//!
+//! Store layout, per session id `S` (keys sort in message order):
+//! `session/S/msg/<seq, 16 hex digits>` → the entry as JSON.
+//!
+//! A sub-agent's session id is `agent:<parent>`: its chat messages (user
+//! messages and assistant replies without tool calls) are written into the
+//! parent session; its tool traffic and system messages stay in its own
+//! working memory only, so they never clutter the parent's history.
+
+use std::rc::Rc;
+
+use serde::{Deserialize, Serialize};
+
+use crate::budget::{BudgetOptions, TokenBudget};
+use crate::clock::Clock;
+use crate::context::{self, Context};
+use crate::conversation::{ConversationLimits, ConversationMemory};
+use crate::entry::{new_id, Kind, MemoryEntry, Role, Scope, TokenCounts, ToolCall};
+use crate::error::{Error, Result};
+use crate::ports::LocalBoxFuture;
+use crate::store::Store;
+use crate::tokens::Tokenizer;
+use crate::window::Item;
+
+/// Options of a session, with the designs' defaults.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct SessionOptions {
+    pub budget: BudgetOptions,
+    /// Live messages may hold this many tokens before the oldest are evicted
+    /// to pending compression. Default: the budget's conversation share.
+    pub max_tokens: Option<u32>,
+    /// Rounds never evicted or compressed. Default 3.
+    pub retain_recent_rounds: u32,
+    /// Messages held in memory. Default 200.
+    pub max_cached_messages: u32,
+    /// Rounds of history a turn sends (x 3 messages); 0 sends none. Default: all.
+    pub context_rounds: Option<u32>,
+    /// Cap on the conversation window of a request. Default: what is left.
+    pub max_window_tokens: Option<u32>,
+    /// Tokens the session summary may take. Default 2000.
+    pub summary_budget: u32,
+    /// Tokens the long-term memory block may take. Default 4000.
+    pub long_term_budget: u32,
+}
+
+impl Default for SessionOptions {
+    fn default() -> Self {
+        SessionOptions {
+            budget: BudgetOptions::default(),
+            max_tokens: None,
+            retain_recent_rounds: 3,
+            max_cached_messages: 200,
+            context_rounds: None,
+            max_window_tokens: None,
+            summary_budget: 2_000,
+            long_term_budget: 4_000,
+        }
+    }
+}
+
+/// A message as the caller adds it.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NewMessage {
+    pub role: Option<Role>,
+    pub content: String,
+    #[serde(default)]
+    pub tool_calls: Vec<ToolCall>,
+    #[serde(default)]
+    pub tool_call_id: Option<String>,
+    #[serde(default)]
+    pub metadata: std::collections::BTreeMap<String, String>,
+}
+
+impl NewMessage {
+    pub const FIELDS: &'static [&'static str] = &["role", "content", "toolCalls", "toolCallId", "metadata"];
+}
+
+/// What a request asks for.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextRequest {
+    /// The user's new message (also the long-term query).
+    pub query: Option<String>,
+    pub system: Option<String>,
+    /// Tool definitions as they will be sent (counted as JSON).
+    pub tools: Option<serde_json::Value>,
+}
+
+impl ContextRequest {
+    pub const FIELDS: &'static [&'static str] = &["query", "system", "tools"];
+}
+
+/// Where the long-term block of a request comes from. Retrieval implements it.
+pub trait LongTermSource {
+    /// Memory text relevant to `query`, at most about `budget_tokens` long
+    /// (the caller cuts it by whole lines to fit exactly).
+    fn block<'a>(&'a self, query: &'a str, budget_tokens: u32) -> LocalBoxFuture<'a, Result<String>>;
+}
+
+/// Working-memory usage, for `usage()`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionUsage {
+    pub tokenizer: crate::tokens::TokenizerId,
+    pub messages: u32,
+    pub tokens: u64,
+    pub max_tokens: u32,
+    pub usage_ratio: f64,
+    pub pending_compression: u32,
+    /// Usage passed the budget's compression threshold, or messages wait in
+    /// pending compression.
+    pub compression_due: bool,
+}
+
+pub struct Session {
+    id: String,
+    /// The session whose key space messages are written to.
+    storage_id: String,
+    store: Rc<dyn Store>,
+    tokenizer: Rc<dyn Tokenizer>,
+    clock: Rc<dyn Clock>,
+    options: SessionOptions,
+    budget: TokenBudget,
+    memory: ConversationMemory,
+    next_seq: u64,
+    summary: Option<MemoryEntry>,
+}
+
+fn msg_prefix(storage_id: &str) -> String {
+    format!("session/{storage_id}/msg/")
+}
+
+fn summary_key(storage_id: &str) -> String {
+    format!("session/{storage_id}/summary")
+}
+
+const COVERS_THROUGH: &str = "coversThroughSeq";
+
+fn validate_session_id(id: &str) -> Result<()> {
+    let parent = id.strip_prefix("agent:").unwrap_or(id);
+    if parent.is_empty() || parent.contains('/') || parent.starts_with("agent:") {
+        return Err(Error::invalid(format!(
+            "session id {id:?} must be non-empty, contain no '/', and nest at most one \"agent:\" prefix"
+        )));
+    }
+    Ok(())
+}
+
+impl Session {
+    /// Opens a session and restores its messages from the store.
+    pub async fn open(
+        id: &str,
+        store: Rc<dyn Store>,
+        tokenizer: Rc<dyn Tokenizer>,
+        clock: Rc<dyn Clock>,
+        options: SessionOptions,
+    ) -> Result<Session> {
+        validate_session_id(id)?;
+        let budget = TokenBudget::new(options.budget)?;
+        let max_tokens = options.max_tokens.unwrap_or(budget.available_for_conversation());
+        if max_tokens == 0 || options.max_cached_messages == 0 {
+            return Err(Error::invalid("maxTokens and maxCachedMessages must be positive"));
+        }
+        let memory = ConversationMemory::new(ConversationLimits {
+            max_tokens,
+            max_messages: options.max_cached_messages,
+            retain_recent_rounds: options.retain_recent_rounds,
+        });
+        let storage_id = id.strip_prefix("agent:").unwrap_or(id).to_string();
+        let mut s = Session {
+            id: id.to_string(),
+            storage_id,
+            store,
+            tokenizer,
+            clock,
+            options,
+            budget,
+            memory,
+            next_seq: 0,
+            summary: None,
+        };
+        s.reload().await?;
+        Ok(s)
+    }
+
+    async fn reload(&mut self) -> Result<()> {
+        if let Some(json) = self.store.get(&summary_key(&self.storage_id)).await? {
+            let summary: MemoryEntry = serde_json::from_str(&json)
+                .map_err(|e| Error::storage(format!("malformed session summary: {e}")))?;
+            self.summary = Some(summary);
+        }
+        let rows = self.store.list(&msg_prefix(&self.storage_id)).await?;
+        for (key, value) in rows {
+            let seq = key
+                .rsplit('/')
+                .next()
+                .and_then(|s| u64::from_str_radix(s, 16).ok())
+                .ok_or_else(|| Error::storage(format!("malformed message key {key:?}")))?;
+            let entry: MemoryEntry = serde_json::from_str(&value)
+                .map_err(|e| Error::storage(format!("malformed message {key:?}: {e}")))?;
+            self.memory.push(self.tokenizer.as_ref(), entry, seq);
+            self.next_seq = seq + 1;
+        }
+        if let Some(through) = self.summary_covers_through() {
+            self.memory.release_pending_through(through);
+        }
+        Ok(())
+    }
+
+    fn summary_covers_through(&self) -> Option<u64> {
+        self.summary.as_ref()?.metadata.get(COVERS_THROUGH)?.parse().ok()
+    }
+
+    /// Commits a summary of the session up to and including the pending
+    /// message `through_id`: the summary is stored first; only then do the
+    /// messages it covers leave pending compression. The original messages
+    /// stay in the store.
+    pub async fn commit_summary(&mut self, content: String, through_id: &str) -> Result<MemoryEntry> {
+        let through = self
+            .memory
+            .pending()
+            .iter()
+            .find(|l| l.entry.id == through_id)
+            .map(|l| l.seq)
+            .ok_or_else(|| {
+                Error::new(crate::error::ErrorCode::NotFound, format!("no pending message {through_id:?}"))
+            })?;
+        let mut summary =
+            MemoryEntry::new(content, Kind::Summary, Role::System, Scope::Session, self.clock.now_ms());
+        summary.metadata.insert(COVERS_THROUGH.into(), through.to_string());
+        let json = serde_json::to_string(&summary).map_err(|e| Error::invalid(e.to_string()))?;
+        self.store.put_many(vec![(summary_key(&self.storage_id), json)]).await?;
+        self.memory.release_pending_through(through);
+        self.summary = Some(summary.clone());
+        Ok(summary)
+    }
+
+    pub fn summary(&self) -> Option<&MemoryEntry> {
+        self.summary.as_ref()
+    }
+
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    pub fn budget(&self) -> &TokenBudget {
+        &self.budget
+    }
+
+    pub fn budget_mut(&mut self) -> &mut TokenBudget {
+        &mut self.budget
+    }
+
+    /// Validates and stores a message, then adds it to the window. On a
+    /// store failure the error is returned and memory is unchanged.
+    pub async fn add(&mut self, message: NewMessage) -> Result<MemoryEntry> {
+        let role = message.role.unwrap_or(Role::User);
+        let now = self.clock.now_ms();
+        let entry = MemoryEntry {
+            id: new_id(now),
+            content: message.content,
+            kind: if role == Role::Tool { Kind::ToolResult } else { Kind::Conversation },
+            role,
+            scope: Scope::Session,
+            timestamp: now,
+            metadata: message.metadata,
+            importance: 0.5,
+            tool_calls: message.tool_calls,
+            tool_call_id: message.tool_call_id,
+            tokens: TokenCounts::default(),
+        };
+        entry.validate()?;
+        let seq = self.next_seq;
+        let is_chat = matches!(role, Role::User | Role::Assistant) && entry.tool_calls.is_empty();
+        let persist = !self.id.starts_with("agent:") || is_chat;
+        if persist {
+            let key = format!("{}{seq:016x}", msg_prefix(&self.storage_id));
+            let json = serde_json::to_string(&entry).map_err(|e| Error::invalid(e.to_string()))?;
+            self.store.put_many(vec![(key, json)]).await?;
+        }
+        self.next_seq += 1;
+        self.memory.push(self.tokenizer.as_ref(), entry, seq);
+        let live = self.memory.live();
+        Ok(live.back().expect("just pushed").entry.clone())
+    }
+
+    /// Switches the counter (e.g. once an exact pack has loaded); counts are
+    /// cached per tokenizer on each message.
+    pub fn set_tokenizer(&mut self, tokenizer: Rc<dyn Tokenizer>) {
+        self.memory.recount(tokenizer.as_ref());
+        self.tokenizer = tokenizer;
+    }
+
+    pub fn tokenizer(&self) -> &Rc<dyn Tokenizer> {
+        &self.tokenizer
+    }
+
+    pub fn usage(&self) -> SessionUsage {
+        let tokens = self.memory.live_tokens();
+        SessionUsage {
+            tokenizer: self.tokenizer.id(),
+            messages: self.memory.live().len() as u32,
+            tokens,
+            max_tokens: self.memory.limits().max_tokens,
+            usage_ratio: self.memory.usage_ratio(),
+            pending_compression: self.memory.pending().len() as u32,
+            compression_due: self.budget.needs_compression(tokens) || !self.memory.pending().is_empty(),
+        }
+    }
+
+    pub fn pending_compression(&self) -> Vec<MemoryEntry> {
+        self.memory.pending().iter().map(|l| l.entry.clone()).collect()
+    }
+
+    /// Live messages, oldest first.
+    pub fn messages(&self) -> Vec<MemoryEntry> {
+        self.memory.live().iter().map(|l| l.entry.clone()).collect()
+    }
+
+    /// Every message of the session as stored, oldest first (older ones than
+    /// memory holds are read from the store).
+    pub async fn history(&self) -> Result<Vec<MemoryEntry>> {
+        let rows = self.store.list(&msg_prefix(&self.storage_id)).await?;
+        rows.into_iter()
+            .map(|(k, v)| {
+                serde_json::from_str(&v).map_err(|e| Error::storage(format!("malformed message {k:?}: {e}")))
+            })
+            .collect()
+    }
+
+    /// Builds the request: the long-term block is fetched while the window is
+    /// prepared, and a long-term failure degrades to no block (with the error
+    /// in the report), never a failed turn.
+    pub async fn build_context(
+        &self,
+        request: &ContextRequest,
+        long_term: Option<&dyn LongTermSource>,
+    ) -> Result<Context> {
+        let query = request.query.as_deref().unwrap_or_default();
+        let long_term_fut = async {
+            match long_term {
+                Some(src) if !query.is_empty() => Some(src.block(query, self.options.long_term_budget).await),
+                _ => None,
+            }
+        };
+        let history_fut = async { self.turn_history() };
+        let (long_term, history) = futures::join!(long_term_fut, history_fut);
+        let (long_term_text, long_term_error) = match long_term {
+            Some(Ok(text)) => (Some(text), None),
+            Some(Err(e)) => (None, Some(e.to_string())),
+            None => (None, None),
+        };
+        let tools_json = request.tools.as_ref().map(|t| t.to_string());
+        let items: Vec<Item> = history.iter().map(|l| Item { entry: &l.entry, tokens: l.tokens }).collect();
+        // Complete: nothing this session said is missing from the history
+        // (no eviction, no summary standing in for older messages).
+        let complete = self.summary.is_none()
+            && self.memory.pending().is_empty()
+            && history.len() == self.memory.live().len();
+        let mut ctx = context::build(context::ContextInput {
+            tokenizer: self.tokenizer.as_ref(),
+            budget: &self.budget,
+            system: request.system.as_deref(),
+            tools_json: tools_json.as_deref(),
+            history: &items,
+            history_is_complete: complete,
+            summary: self.summary.as_ref().map(|s| s.content.as_str()),
+            summary_budget: self.options.summary_budget,
+            long_term: long_term_text.as_deref(),
+            long_term_budget: self.options.long_term_budget,
+            query: request.query.as_deref(),
+            max_window_tokens: self.options.max_window_tokens,
+        })?;
+        ctx.report.long_term_error = long_term_error;
+        Ok(ctx)
+    }
+
+    /// The live messages a turn may send: all, or the last `context_rounds x 3`.
+    fn turn_history(&self) -> Vec<&crate::conversation::Live> {
+        let live = self.memory.live();
+        let n = match self.options.context_rounds {
+            Some(rounds) => (rounds as usize * 3).min(live.len()),
+            None => live.len(),
+        };
+        live.iter().skip(live.len() - n).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::ManualClock;
+    use crate::error::ErrorCode;
+    use crate::store::MemoryStore;
+    use crate::tokens::Estimate;
+    use futures::executor::block_on;
+    use std::cell::Cell;
+
+    /// A store whose writes fail while `fail` is set.
+    #[derive(Default)]
+    struct FlakyStore {
+        inner: MemoryStore,
+        fail: Cell<bool>,
+    }
+
+    impl Store for FlakyStore {
+        fn get<'a>(&'a self, key: &'a str) -> LocalBoxFuture<'a, Result<Option<String>>> {
+            self.inner.get(key)
+        }
+        fn put_many(&self, items: Vec<(String, String)>) -> LocalBoxFuture<'_, Result<()>> {
+            if self.fail.get() {
+                return Box::pin(async { Err(Error::storage("disk on fire")) });
+            }
+            self.inner.put_many(items)
+        }
+        fn delete_many(&self, keys: Vec<String>) -> LocalBoxFuture<'_, Result<()>> {
+            self.inner.delete_many(keys)
+        }
+        fn list<'a>(&'a self, prefix: &'a str) -> LocalBoxFuture<'a, Result<Vec<(String, String)>>> {
+            self.inner.list(prefix)
+        }
+    }
+
+    struct Source(Result<String>);
+
+    impl LongTermSource for Source {
+        fn block<'a>(&'a self, _query: &'a str, _budget: u32) -> LocalBoxFuture<'a, Result<String>> {
+            let r = self.0.clone();
+            Box::pin(async move { r })
+        }
+    }
+
+    fn open(id: &str, store: Rc<dyn Store>, options: SessionOptions) -> Session {
+        block_on(Session::open(id, store, Rc::new(Estimate), Rc::new(ManualClock::new(1_000)), options))
+            .unwrap()
+    }
+
+    fn user(content: &str) -> NewMessage {
+        NewMessage { role: Some(Role::User), content: content.into(), ..Default::default() }
+    }
+
+    fn assistant(content: &str) -> NewMessage {
+        NewMessage { role: Some(Role::Assistant), content: content.into(), ..Default::default() }
+    }
+
+    #[test]
+    fn messages_persist_and_reload_in_order() {
+        let store: Rc<dyn Store> = Rc::new(MemoryStore::new());
+        let mut s = open("chat-1", store.clone(), SessionOptions::default());
+        block_on(s.add(user("hello"))).unwrap();
+        block_on(s.add(assistant("hi there"))).unwrap();
+        let again = open("chat-1", store.clone(), SessionOptions::default());
+        assert_eq!(again.messages(), s.messages());
+        assert_eq!(again.messages()[0].timestamp, 1_000);
+        let other = open("chat-2", store, SessionOptions::default());
+        assert!(other.messages().is_empty());
+    }
+
+    #[test]
+    fn a_failed_write_is_an_error_and_leaves_memory_unchanged() {
+        let store = Rc::new(FlakyStore::default());
+        let mut s = open("chat", store.clone(), SessionOptions::default());
+        block_on(s.add(user("kept"))).unwrap();
+        store.fail.set(true);
+        let err = block_on(s.add(user("lost?"))).unwrap_err();
+        assert_eq!(err.code, ErrorCode::Storage);
+        assert_eq!(s.messages().len(), 1);
+        store.fail.set(false);
+        block_on(s.add(user("retried"))).unwrap();
+        let reloaded = open("chat", store, SessionOptions::default());
+        let contents: Vec<_> = reloaded.messages().into_iter().map(|m| m.content).collect();
+        assert_eq!(contents, ["kept", "retried"]);
+    }
+
+    #[test]
+    fn invalid_messages_are_rejected_without_a_trace() {
+        let store: Rc<dyn Store> = Rc::new(MemoryStore::new());
+        let mut s = open("chat", store.clone(), SessionOptions::default());
+        let orphan = NewMessage { role: Some(Role::Tool), content: "42".into(), ..Default::default() };
+        assert_eq!(block_on(s.add(orphan)).unwrap_err().code, ErrorCode::InvalidInput);
+        assert!(s.messages().is_empty());
+        assert!(block_on(store.list("")).unwrap().is_empty());
+    }
+
+    #[test]
+    fn sub_agents_write_only_chat_messages_into_the_parent_session() {
+        let store: Rc<dyn Store> = Rc::new(MemoryStore::new());
+        let mut sub = open("agent:chat", store.clone(), SessionOptions::default());
+        block_on(sub.add(user("research this"))).unwrap();
+        let call = NewMessage {
+            role: Some(Role::Assistant),
+            content: String::new(),
+            tool_calls: vec![ToolCall { id: "c1".into(), name: "search".into(), arguments: "{}".into() }],
+            ..Default::default()
+        };
+        block_on(sub.add(call)).unwrap();
+        let result = NewMessage {
+            role: Some(Role::Tool),
+            content: "results".into(),
+            tool_call_id: Some("c1".into()),
+            ..Default::default()
+        };
+        block_on(sub.add(result)).unwrap();
+        block_on(sub.add(assistant("found it"))).unwrap();
+        assert_eq!(sub.messages().len(), 4, "the sub-agent keeps its tool traffic in working memory");
+        let parent = open("chat", store, SessionOptions::default());
+        let contents: Vec<_> = parent.messages().into_iter().map(|m| m.content).collect();
+        assert_eq!(contents, ["research this", "found it"]);
+    }
+
+    #[test]
+    fn session_ids_are_validated() {
+        for bad in ["", "a/b", "agent:", "agent:agent:x"] {
+            let opened = Session::open(
+                bad,
+                Rc::new(MemoryStore::new()),
+                Rc::new(Estimate),
+                Rc::new(ManualClock::new(0)),
+                SessionOptions::default(),
+            );
+            assert_eq!(block_on(opened).err().unwrap().code, ErrorCode::InvalidInput, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn build_context_merges_system_text_and_reports_sections() {
+        let store: Rc<dyn Store> = Rc::new(MemoryStore::new());
+        let mut s = open("chat", store, SessionOptions::default());
+        block_on(s.add(user("I like Rust"))).unwrap();
+        block_on(s.add(assistant("Noted!"))).unwrap();
+        let req = ContextRequest {
+            query: Some("What do I like?".into()),
+            system: Some("Be brief.".into()),
+            tools: None,
+        };
+        let ctx = block_on(s.build_context(&req, Some(&Source(Ok("- likes Rust".into()))))).unwrap();
+        let roles: Vec<Role> = ctx.messages.iter().map(|m| m.role).collect();
+        assert_eq!(roles, [Role::System, Role::User, Role::Assistant, Role::User]);
+        assert!(ctx.messages[0].content.starts_with("Be brief."));
+        assert!(ctx.messages[0].content.contains("- likes Rust"));
+        assert_eq!(ctx.messages[3].content, "What do I like?");
+        let r = &ctx.report;
+        assert_eq!(r.total, crate::context::total_tokens(&Estimate, &ctx.messages));
+        assert!(r.long_term > 0 && r.system > 0 && r.query > 0);
+        assert_eq!(r.free, r.limit - r.total);
+        assert_eq!(r.limit, 198_000);
+        assert!(r.long_term_error.is_none());
+    }
+
+    #[test]
+    fn a_long_term_failure_degrades_to_no_block() {
+        let store: Rc<dyn Store> = Rc::new(MemoryStore::new());
+        let mut s = open("chat", store, SessionOptions::default());
+        block_on(s.add(user("hi"))).unwrap();
+        let req = ContextRequest { query: Some("hi".into()), ..Default::default() };
+        let ctx =
+            block_on(s.build_context(&req, Some(&Source(Err(Error::storage("index offline")))))).unwrap();
+        assert_eq!(ctx.messages.len(), 1, "the query is already the last message: not repeated");
+        assert!(ctx.report.long_term_error.as_deref().unwrap().contains("index offline"));
+        assert_eq!(ctx.report.long_term, 0);
+    }
+
+    #[test]
+    fn context_rounds_limit_the_history_a_turn_sends() {
+        let store: Rc<dyn Store> = Rc::new(MemoryStore::new());
+        let options = SessionOptions { context_rounds: Some(1), ..Default::default() };
+        let mut s = open("chat", store.clone(), options);
+        for i in 0..5 {
+            block_on(s.add(user(&format!("q{i}")))).unwrap();
+            block_on(s.add(assistant(&format!("a{i}")))).unwrap();
+        }
+        let ctx = block_on(s.build_context(&ContextRequest::default(), None)).unwrap();
+        // 3 messages: a3, q4, a4, less the leading assistant.
+        let contents: Vec<_> = ctx.messages.iter().map(|m| m.content.as_str()).collect();
+        assert_eq!(contents, ["q4", "a4"]);
+        let none = SessionOptions { context_rounds: Some(0), ..Default::default() };
+        let s0 = open("chat", store, none);
+        let q = ContextRequest { query: Some("new".into()), ..Default::default() };
+        assert_eq!(block_on(s0.build_context(&q, None)).unwrap().messages.len(), 1);
+    }
+
+    #[test]
+    fn eviction_feeds_pending_compression_and_a_summary_replaces_it() {
+        let store: Rc<dyn Store> = Rc::new(MemoryStore::new());
+        let options = SessionOptions { max_tokens: Some(60), retain_recent_rounds: 1, ..Default::default() };
+        let mut s = open("chat", store.clone(), options.clone());
+        for i in 0..10 {
+            block_on(s.add(user(&format!("question number {i}")))).unwrap();
+            block_on(s.add(assistant(&format!("answer number {i}")))).unwrap();
+        }
+        let u = s.usage();
+        assert!(u.tokens <= 60);
+        assert!(u.pending_compression > 0 && u.compression_due);
+        let pending = s.pending_compression();
+        assert_eq!(pending[0].content, "question number 0");
+        let last = pending.last().unwrap().id.clone();
+        block_on(s.commit_summary("The user asked ten numbered questions.".into(), &last)).unwrap();
+        assert_eq!(s.usage().pending_compression, 0);
+        let ctx = block_on(s.build_context(&ContextRequest::default(), None)).unwrap();
+        assert!(ctx.messages[0].content.contains("ten numbered questions"));
+        assert!(ctx.report.summary > 0);
+        // After a reload, the summary still covers the evicted messages.
+        let again = open("chat", store, options);
+        assert_eq!(again.usage().pending_compression, 0);
+        assert!(again.summary().is_some());
+        assert_eq!(again.messages(), s.messages());
+    }
+
+    #[test]
+    fn the_newest_message_must_fit() {
+        let store: Rc<dyn Store> = Rc::new(MemoryStore::new());
+        let budget =
+            BudgetOptions { context_window: 4_000, reserved_for_response: 1_000, ..Default::default() };
+        let mut s = open("chat", store, SessionOptions { budget, ..Default::default() });
+        block_on(s.add(user(&"word ".repeat(20_000)))).unwrap();
+        let err = block_on(s.build_context(&ContextRequest::default(), None)).unwrap_err();
+        assert_eq!(err.code, ErrorCode::LimitExceeded);
+    }
+}

@@ -1,0 +1,67 @@
+//! Property tests of whole requests: on random conversations, budgets,
+//! system prompts, long-term blocks and summaries, the `messages` array is
+//! always one a provider accepts, and its exact token total never exceeds the
+//! context window less the response reservation.
+#![cfg(not(target_arch = "wasm32"))]
+
+mod common;
+
+use agent_memory::budget::{BudgetOptions, TokenBudget};
+use agent_memory::context::{build as build_context, total_tokens, ContextInput};
+use agent_memory::error::ErrorCode;
+use agent_memory::message::entry_tokens;
+use agent_memory::tokens::Estimate;
+use agent_memory::window::Item;
+use common::{build, check_valid_messages, event, text};
+use proptest::prelude::*;
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    #[test]
+    fn requests_are_valid_and_within_budget(
+        events in prop::collection::vec(event(), 0..40),
+        window in 3_400u32..12_000,
+        system in prop::option::of(text()),
+        long_term in prop::option::of(text()),
+        summary in prop::option::of(text()),
+        query in prop::option::of(text()),
+        complete: bool,
+        long_term_budget in 0u32..2_000,
+        summary_budget in 0u32..2_000,
+    ) {
+        let mut entries = build(&events);
+        let tokens: Vec<u32> = entries.iter_mut().map(|e| entry_tokens(&Estimate, e)).collect();
+        let history: Vec<Item> = entries.iter().zip(&tokens).map(|(entry, &tokens)| Item { entry, tokens }).collect();
+        let budget = TokenBudget::new(BudgetOptions { context_window: window, ..Default::default() }).unwrap();
+        let result = build_context(ContextInput {
+            tokenizer: &Estimate,
+            budget: &budget,
+            system: system.as_deref(),
+            tools_json: Some(r#"[{"type":"function","function":{"name":"f","parameters":{}}}]"#),
+            history: &history,
+            history_is_complete: complete,
+            summary: summary.as_deref(),
+            summary_budget,
+            long_term: long_term.as_deref(),
+            long_term_budget,
+            query: query.as_deref(),
+            max_window_tokens: None,
+        });
+        match result {
+            Ok(ctx) => {
+                let limit = window - 2_000;
+                let exact = total_tokens(&Estimate, &ctx.messages) + ctx.report.tools;
+                prop_assert_eq!(exact, ctx.report.total);
+                prop_assert!(exact <= limit, "{} > {}", exact, limit);
+                if let Err(e) = check_valid_messages(&ctx.messages) {
+                    prop_assert!(false, "{}", e);
+                }
+                if let Some(q) = &query {
+                    prop_assert_eq!(&ctx.messages.last().unwrap().content, q);
+                }
+            }
+            Err(e) => prop_assert_eq!(e.code, ErrorCode::LimitExceeded),
+        }
+    }
+}
