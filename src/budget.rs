@@ -84,7 +84,7 @@ impl TokenBudget {
         }
         let t = options.compression_threshold;
         if !t.is_finite() || t <= 0.0 || t > 1.0 {
-            return Err(Error::invalid(format!("compressionThreshold must be in (0, 1], got {t}")));
+            return Err(Error::invalid("compressionThreshold must be a number in (0, 1]"));
         }
         Ok(TokenBudget { options, usage: Usage::default() })
     }

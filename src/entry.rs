@@ -220,10 +220,7 @@ impl MemoryEntry {
             return Err(Error::invalid("entry id must not be empty"));
         }
         if !self.importance.is_finite() || !(0.0..=1.0).contains(&self.importance) {
-            return Err(Error::invalid(format!(
-                "importance must be a number from 0 to 1, got {}",
-                self.importance
-            )));
+            return Err(Error::invalid("importance must be a number from 0 to 1"));
         }
         if self.role == Role::Tool && self.tool_call_id.as_deref().is_none_or(str::is_empty) {
             return Err(Error::invalid("a tool message needs the toolCallId of the call it answers"));

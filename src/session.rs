@@ -88,8 +88,9 @@ pub struct ContextRequest {
     /// The user's new message (also the long-term query).
     pub query: Option<String>,
     pub system: Option<String>,
-    /// Tool definitions as they will be sent (counted as JSON).
-    pub tools: Option<serde_json::Value>,
+    /// Tool definitions as the JSON that will be sent (counted as is).
+    #[serde(skip)]
+    pub tools_json: Option<String>,
 }
 
 impl ContextRequest {
@@ -356,7 +357,6 @@ impl Session {
             Some(Err(e)) => (None, Some(e.to_string())),
             None => (None, None),
         };
-        let tools_json = request.tools.as_ref().map(|t| t.to_string());
         let items: Vec<Item> = history.iter().map(|l| Item { entry: &l.entry, tokens: l.tokens }).collect();
         // Complete: nothing this session said is missing from the history
         // (no eviction, no summary standing in for older messages).
@@ -367,7 +367,7 @@ impl Session {
             tokenizer: self.tokenizer.as_ref(),
             budget: &self.budget,
             system: request.system.as_deref(),
-            tools_json: tools_json.as_deref(),
+            tools_json: request.tools_json.as_deref(),
             history: &items,
             history_is_complete: complete,
             summary: self.summary.as_ref().map(|s| s.content.as_str()),
@@ -537,7 +537,7 @@ mod tests {
         let req = ContextRequest {
             query: Some("What do I like?".into()),
             system: Some("Be brief.".into()),
-            tools: None,
+            tools_json: None,
         };
         let ctx = block_on(s.build_context(&req, Some(&Source(Ok("- likes Rust".into()))))).unwrap();
         let roles: Vec<Role> = ctx.messages.iter().map(|m| m.role).collect();

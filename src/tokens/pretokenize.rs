@@ -16,7 +16,7 @@
 //! Parity with tiktoken is checked by the native tests against `bpe-openai`
 //! and by the Node tests against npm `tiktoken`.
 
-use unicode_general_category::{get_general_category, GeneralCategory as G};
+include!(concat!(env!("OUT_DIR"), "/char_classes.rs"));
 
 /// Which pre-tokenization pattern to apply.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,26 +61,41 @@ static ASCII: [u8; 128] = {
     t
 };
 
+/// The six classes the generated table distinguishes, as bits.
+const RUN_CLASSES: [u8; 6] = [0, UPPER, LOWER, OTHER_LETTER, MARK, NUMBER];
+
 fn class(c: char) -> u8 {
     if c.is_ascii() {
         return ASCII[c as usize];
     }
     // The scripts that dominate non-English chat are all `Lo`: answer them
-    // without the general-category table's binary search.
+    // without the search.
     if matches!(c as u32, 0x3041..=0x3096 | 0x30A1..=0x30FA | 0x4E00..=0x9FFF | 0xAC00..=0xD7A3) {
         return OTHER_LETTER;
     }
     if c.is_whitespace() {
         return SPACE;
     }
-    match get_general_category(c) {
-        G::UppercaseLetter | G::TitlecaseLetter => UPPER,
-        G::LowercaseLetter => LOWER,
-        G::ModifierLetter | G::OtherLetter => OTHER_LETTER,
-        G::NonspacingMark | G::SpacingMark | G::EnclosingMark => MARK,
-        G::DecimalNumber | G::LetterNumber | G::OtherNumber => NUMBER,
-        _ => 0,
-    }
+    let runs = class_runs();
+    let key = (c as u32) << 3 | 7;
+    let run = runs.partition_point(|&r| r <= key) - 1;
+    RUN_CLASSES[(runs[run] & 7) as usize]
+}
+
+/// The generated table expanded to `start << 3 | class`, once.
+fn class_runs() -> &'static [u32] {
+    static RUNS: std::sync::OnceLock<Vec<u32>> = std::sync::OnceLock::new();
+    RUNS.get_or_init(|| {
+        let mut at = 0x80u32;
+        CLASS_RUN_GAPS
+            .iter()
+            .zip(CLASS_RUN_CLASSES.iter())
+            .map(|(&gap, &k)| {
+                at += gap as u32;
+                at << 3 | k as u32
+            })
+            .collect()
+    })
 }
 
 /// `[^\r\n\p{L}\p{N}]`: may stand before a word.
@@ -357,6 +372,28 @@ mod tests {
         assert_eq!(split("HTTPServer", Pattern::O200k), ["HTTPServer"]);
         assert_eq!(split("don't", Pattern::O200k), ["don't"]);
         assert_eq!(split("a/b//\n", Pattern::O200k), ["a", "/b", "//\n"]);
+    }
+
+    #[test]
+    fn class_table_matches_the_general_category() {
+        use unicode_general_category::{get_general_category, GeneralCategory as G};
+        for c in (0u32..=0x10FFFF).filter_map(char::from_u32) {
+            let expected = if c.is_ascii() {
+                ASCII[c as usize]
+            } else if c.is_whitespace() {
+                SPACE
+            } else {
+                match get_general_category(c) {
+                    G::UppercaseLetter | G::TitlecaseLetter => UPPER,
+                    G::LowercaseLetter => LOWER,
+                    G::ModifierLetter | G::OtherLetter => OTHER_LETTER,
+                    G::NonspacingMark | G::SpacingMark | G::EnclosingMark => MARK,
+                    G::DecimalNumber | G::LetterNumber | G::OtherNumber => NUMBER,
+                    _ => 0,
+                }
+            };
+            assert_eq!(class(c), expected, "U+{:04X}", c as u32);
+        }
     }
 
     #[test]

@@ -54,10 +54,10 @@ impl EntryInput {
         let timestamp = match self.timestamp {
             None => now,
             Some(t) if t.is_finite() && t >= 0.0 && t.fract() == 0.0 => t as i64,
-            Some(t) => {
-                return Err(Error::invalid(format!(
-                    "timestamp must be milliseconds since the epoch, got {t}"
-                )))
+            Some(_) => {
+                return Err(Error::invalid(
+                    "timestamp must be a whole number of milliseconds since the epoch",
+                ))
             }
         };
         let role = self.role.unwrap_or(Role::User);

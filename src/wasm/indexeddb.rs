@@ -26,7 +26,7 @@ fn idb_error(context: &str, value: JsValue) -> Error {
         Some(d) => (d.name(), d.message()),
         None => match value.dyn_ref::<js_sys::Error>() {
             Some(e) => (String::from(e.name()), String::from(e.message())),
-            None => ("Error".to_string(), format!("{value:?}")),
+            None => ("Error".to_string(), super::describe(&value)),
         },
     };
     let code = if name == "QuotaExceededError" { ErrorCode::QuotaExceeded } else { ErrorCode::Storage };
@@ -180,7 +180,7 @@ impl IndexedDbStore {
             .filter(|(k, _)| k.starts_with(prefix))
             .collect();
         // IndexedDB orders by UTF-16 code units; the port promises UTF-8 order.
-        out.sort_by(|a, b| a.0.cmp(&b.0));
+        out.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         Ok(out)
     }
 }

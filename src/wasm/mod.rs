@@ -6,6 +6,8 @@
 mod budget;
 mod entry;
 pub mod indexeddb;
+mod js_store;
+mod memory;
 mod tokenizer;
 mod types;
 
@@ -47,6 +49,19 @@ pub(crate) fn from_js<T: serde::de::DeserializeOwned>(
         .map_err(|e| js_error(Error::new(ErrorCode::InvalidInput, format!("invalid {what}: {e}"))))
 }
 
+/// What a thrown JS value says: an `Error`'s message, a string as is,
+/// anything else as JSON. (Not `{:?}`: Rust's Debug machinery costs wasm
+/// size for no better text.)
+pub(crate) fn describe(value: &JsValue) -> String {
+    if let Some(e) = value.dyn_ref::<js_sys::Error>() {
+        return format!("{}: {}", String::from(e.name()), String::from(e.message()));
+    }
+    value
+        .as_string()
+        .or_else(|| js_sys::JSON::stringify(value).ok().map(String::from))
+        .unwrap_or_else(|| "an unprintable value".to_string())
+}
+
 /// Converts a core value into a plain JS object (maps become objects).
 pub(crate) fn to_js<T: serde::Serialize>(value: &T) -> Result<JsValue, JsValue> {
     let ser = serde_wasm_bindgen::Serializer::new().serialize_maps_as_objects(true);
@@ -74,6 +89,15 @@ pub(crate) fn js_count(value: &JsValue, what: &str) -> Result<u64, JsValue> {
 /// Milliseconds since the epoch from the JS clock.
 pub(crate) fn now_ms() -> i64 {
     js_sys::Date::now() as i64
+}
+
+/// The `Clock` port on `Date.now()`.
+pub(crate) struct JsClock;
+
+impl crate::clock::Clock for JsClock {
+    fn now_ms(&self) -> i64 {
+        now_ms()
+    }
 }
 
 /// The design's fast token estimate, with CJK ranges corrected.

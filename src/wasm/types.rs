@@ -66,6 +66,120 @@ export interface BudgetOptions {
   compressionThreshold?: number;
 }
 
+export type ChatRole = Role;
+
+/** A message to add to the session. */
+export interface MessageInput {
+  /** Default "user". */
+  role?: Role;
+  content: string;
+  /** Assistant messages: the calls requested. */
+  toolCalls?: ToolCall[];
+  /** Tool messages: the id of the call this answers. */
+  toolCallId?: string;
+  metadata?: Record<string, string>;
+}
+
+/** Any object with these async methods: Durable Object storage, Deno KV, a Map, a server. */
+export interface StorageAdapter {
+  get(key: string): Promise<string | undefined | null> | string | undefined | null;
+  put(key: string, value: string): Promise<void> | void;
+  delete(key: string): Promise<unknown> | unknown;
+  /** Every [key, value] whose key starts with prefix. */
+  list(prefix: string): Promise<Iterable<[string, string]>> | Iterable<[string, string]>;
+  /** Optional atomic batch write. */
+  putMany?(entries: Record<string, string>): Promise<void> | void;
+}
+
+export interface SessionOptions {
+  budget?: BudgetOptions;
+  /** Tokens live messages may hold before the oldest move to pending compression. Default: the budget's conversation share. */
+  maxTokens?: number;
+  /** Rounds never evicted or compressed. Default 3. */
+  retainRecentRounds?: number;
+  /** Messages held in memory. Default 200. */
+  maxCachedMessages?: number;
+  /** Rounds of history a turn sends (x 3 messages); 0 = none. Default: all. */
+  contextRounds?: number;
+  /** Cap on the conversation window of a request. */
+  maxWindowTokens?: number;
+  /** Default 2000. */
+  summaryBudget?: number;
+  /** Default 4000. */
+  longTermBudget?: number;
+}
+
+export interface MemoryOptions extends SessionOptions {
+  /** One user's memory space: an IndexedDB database, or a key prefix of an adapter. */
+  namespace: string;
+  /** The conversation; "agent:<parent>" for a sub-agent writing into its parent. */
+  sessionId: string;
+  /** Default "memory" (ephemeral). */
+  store?: "memory" | "indexeddb" | StorageAdapter;
+  /** Supplies the long-term memory block for a query, within about budgetTokens. */
+  longTerm?: (query: string, budgetTokens: number) => string | Promise<string>;
+}
+
+export interface ContextRequest {
+  /** The user's new message: appended unless the history already ends with it, and the long-term query. */
+  query?: string;
+  /** The pinned system prompt. */
+  system?: string;
+  /** Tool definitions as sent to the provider (counted as JSON). */
+  tools?: unknown[];
+}
+
+export interface OutToolCall { id: string; type: "function"; function: { name: string; arguments: string }; }
+
+/** One element of an OpenAI-compatible `messages` array. */
+export interface ChatMessage {
+  role: Role;
+  content: string;
+  tool_calls?: OutToolCall[];
+  tool_call_id?: string;
+}
+
+export interface LeftOut {
+  olderMessages: number;
+  orphanToolResults: number;
+  incompleteToolCalls: number;
+  leadingAssistant: number;
+  summary: boolean;
+}
+
+export interface ContextReport {
+  tokenizer: TokenizerId;
+  /** Context window less the response reservation. */
+  limit: number;
+  system: number;
+  tools: number;
+  longTerm: number;
+  summary: number;
+  recentWindow: number;
+  query: number;
+  /** Exact tokens of the messages (and tool definitions). */
+  total: number;
+  free: number;
+  messagesInHistory: number;
+  messagesSent: number;
+  leftOut: LeftOut;
+  longTermTruncated: boolean;
+  /** Set when the long-term hook failed; the turn went on without it. */
+  longTermError?: string;
+}
+
+export interface BuiltContext { messages: ChatMessage[]; report: ContextReport; }
+
+export interface SessionUsage {
+  tokenizer: TokenizerId;
+  messages: number;
+  tokens: number;
+  maxTokens: number;
+  usageRatio: number;
+  pendingCompression: number;
+  compressionDue: boolean;
+}
+
 export interface Usage { calls: number; inputTokens: number; outputTokens: number; }
 
 export interface UsageReport extends Usage {
@@ -90,4 +204,12 @@ extern "C" {
     pub type JsMemoryEntry;
     #[wasm_bindgen(typescript_type = "TokenizerId")]
     pub type JsTokenizerId;
+    #[wasm_bindgen(typescript_type = "MemoryOptions")]
+    pub type JsMemoryOptions;
+    #[wasm_bindgen(typescript_type = "MessageInput")]
+    pub type JsMessageInput;
+    #[wasm_bindgen(typescript_type = "ContextRequest")]
+    pub type JsContextRequest;
+    #[wasm_bindgen(typescript_type = "SessionUsage")]
+    pub type JsSessionUsage;
 }

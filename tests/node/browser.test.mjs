@@ -52,3 +52,15 @@ test("packs load over HTTP and count exactly in Chromium", async () => {
     o2.free();
   }
 });
+
+test("Memory persists to IndexedDB and builds contexts in Chromium", async () => {
+  const r = await runPage(browser, `${base}tests/browser/memory.html`, "__result");
+  assert.equal(r.error, undefined, r.error);
+  assert.deepEqual(r.restored, ["我喜欢用 Rust 写代码", "好的，记住了。", "q1", "q2", "q3"]);
+  assert.equal(r.sameTimestamps, true);
+  assert.deepEqual(r.roles, ["system", "user", "assistant", "user", "user", "user", "user"]);
+  assert.equal(r.report.tokenizer, "cl100k");
+  assert.ok(r.report.total <= r.report.limit);
+  assert.equal(r.badCode, "INVALID_INPUT");
+  assert.equal(r.afterBad, 5);
+});
