@@ -188,7 +188,14 @@ fn build_once(input: &ContextInput, max_window_tokens: Option<u32>) -> Result<Co
         }
     }
 
-    let total = total_tokens(tok, &messages) + tools_tokens;
+    // Exact total: the system message as joined, counted once; the window's
+    // messages from their cached counts (the same text the provider gets, so
+    // the same count); the new message as counted above.
+    let system_total = match messages.first() {
+        Some(m) if m.role == Role::System => text_message_tokens(tok, &m.content),
+        _ => 0,
+    };
+    let total = system_total + window.tokens + query_tokens + tools_tokens;
     let summary_sent = if window.summary_used { summary_tokens.unwrap_or(0) } else { 0 };
     let report = ContextReport {
         tokenizer: tok.id(),

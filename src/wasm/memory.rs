@@ -15,7 +15,7 @@ use super::indexeddb::IndexedDbStore;
 use super::js_store::JsStore;
 use super::tokenizer::JsTokenizer;
 use super::types::{JsContextRequest, JsMemoryOptions, JsMessageInput, JsSessionUsage, JsUsageReport};
-use super::{describe, from_js, js_count, js_error, js_string, to_js, JsClock};
+use super::{describe, from_js, js_count, js_error, js_string, to_js, to_js_json, JsClock};
 use crate::error::{Error, Result};
 use crate::ports::LocalBoxFuture;
 use crate::session::{ContextRequest, LongTermSource, NewMessage, Session, SessionOptions};
@@ -159,7 +159,7 @@ impl JsMemory {
             let source = long_term.as_deref().map(|l| l as &dyn LongTermSource);
             let ctx = session.build_context(&request, source).await.map_err(js_error)?;
             let out = js_sys::Object::new();
-            js_sys::Reflect::set(&out, &"messages".into(), &to_js(&ctx.messages)?)?;
+            js_sys::Reflect::set(&out, &"messages".into(), &to_js_json(&ctx.messages)?)?;
             js_sys::Reflect::set(&out, &"report".into(), &to_js(&ctx.report)?)?;
             Ok(out.into())
         })
@@ -199,20 +199,20 @@ impl JsMemory {
     /// Messages evicted from the window that wait for a summary.
     #[wasm_bindgen(js_name = pendingCompression, unchecked_return_type = "MemoryEntry[]")]
     pub fn pending_compression(&self) -> std::result::Result<JsValue, JsValue> {
-        to_js(&self.session.try_lock().ok_or_else(busy)?.pending_compression())
+        to_js_json(&self.session.try_lock().ok_or_else(busy)?.pending_compression())
     }
 
     /// The live messages, oldest first.
     #[wasm_bindgen(unchecked_return_type = "MemoryEntry[]")]
     pub fn messages(&self) -> std::result::Result<JsValue, JsValue> {
-        to_js(&self.session.try_lock().ok_or_else(busy)?.messages())
+        to_js_json(&self.session.try_lock().ok_or_else(busy)?.messages())
     }
 
     /// Every stored message of the session, oldest first.
     #[wasm_bindgen(unchecked_return_type = "Promise<MemoryEntry[]>")]
     pub fn history(&self) -> Promise {
         let session = self.session.clone();
-        promise(async move { to_js(&session.lock().await.history().await.map_err(js_error)?) })
+        promise(async move { to_js_json(&session.lock().await.history().await.map_err(js_error)?) })
     }
 
     /// Commits a summary that replaces the pending messages up to `throughId`.

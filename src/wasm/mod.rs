@@ -70,6 +70,15 @@ pub(crate) fn to_js<T: serde::Serialize>(value: &T) -> Result<JsValue, JsValue> 
         .map_err(|e| js_error(Error::new(ErrorCode::InvalidInput, format!("cannot convert result: {e}"))))
 }
 
+/// Converts a large result (arrays of messages) through JSON: one
+/// `JSON.parse` of one string beats setting every field of every object
+/// across the boundary.
+pub(crate) fn to_js_json<T: serde::Serialize>(value: &T) -> Result<JsValue, JsValue> {
+    let json = serde_json::to_string(value)
+        .map_err(|e| js_error(Error::new(ErrorCode::InvalidInput, format!("cannot convert result: {e}"))))?;
+    js_sys::JSON::parse(&json)
+}
+
 /// A string argument from JS, rejecting other types with a typed error
 /// instead of the binding's generic panic.
 pub(crate) fn js_string(value: &JsValue, what: &str) -> Result<String, JsValue> {
