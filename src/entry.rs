@@ -181,6 +181,12 @@ pub struct MemoryEntry {
     pub tool_call_id: Option<String>,
     #[serde(default)]
     pub tokens: TokenCounts,
+    /// The memory that replaced this one (conflicts are versions, not deletions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub superseded_by: Option<String>,
+    /// When this memory stopped being valid (ms since the epoch).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub valid_to: Option<i64>,
 }
 
 fn default_importance() -> f32 {
@@ -210,7 +216,14 @@ impl MemoryEntry {
             tool_calls: Vec::new(),
             tool_call_id: None,
             tokens: TokenCounts::default(),
+            superseded_by: None,
+            valid_to: None,
         }
+    }
+
+    /// Still in force: not superseded, not expired.
+    pub fn is_valid(&self) -> bool {
+        self.superseded_by.is_none() && self.valid_to.is_none()
     }
 
     /// Checks the invariants a stored entry must hold. Called on everything

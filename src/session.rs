@@ -275,6 +275,8 @@ impl Session {
             tool_calls: message.tool_calls,
             tool_call_id: message.tool_call_id,
             tokens: TokenCounts::default(),
+            superseded_by: None,
+            valid_to: None,
         };
         entry.validate()?;
         let seq = self.next_seq;

@@ -76,6 +76,8 @@ impl EntryInput {
             tool_calls: self.tool_calls,
             tool_call_id: self.tool_call_id,
             tokens,
+            superseded_by: None,
+            valid_to: None,
         };
         entry.validate()?;
         tokens.set(TokenizerId::Estimate, estimate_tokens(&entry.countable_text()) as u32);

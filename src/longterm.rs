@@ -1,0 +1,696 @@
+//! Long-term memory: facts about the user (shared by every agent) and each
+//! agent's experience, persisted in the namespace's store and held in memory
+//! for retrieval.
+//!
+//! - Writes dedup against the valid memories of the same scope (see
+//!   [`crate::dedup`]), so "I like Java" said three times is stored once,
+//!   also across reloads.
+//! - Conflicts are versions, not deletions: a superseded memory keeps its
+//!   text, gains `supersededBy` and `validTo`, leaves retrieval, and stays
+//!   visible in `history`; `undo` brings it back. The new memory is written
+//!   before the old ones are expired, so a failure in between leaves both
+//!   valid, never neither.
+//! - `forget`, `forget_scope` and `purge` are hard deletes from the store.
+//! - Processed-message hashes (the idempotency of session-end
+//!   consolidation) are kept with a TTL.
+//!
+//! Store layout: `lt/entry/<id>` (entry JSON), `lt/processed/<hash>` (expiry,
+//! ms), `lt/meta/generation` (bumped on every write, so another tab's changes
+//! are noticed and reloaded before the next write).
+
+use std::collections::{BTreeMap, HashMap};
+use std::rc::Rc;
+
+use serde::{Deserialize, Serialize};
+
+use crate::clock::Clock;
+use crate::dedup::{similarity, DedupOptions, Similarity};
+use crate::entry::{Kind, MemoryEntry, Scope};
+use crate::error::{Error, ErrorCode, Result};
+use crate::store::Store;
+
+const ENTRY_PREFIX: &str = "lt/entry/";
+const PROCESSED_PREFIX: &str = "lt/processed/";
+const GENERATION_KEY: &str = "lt/meta/generation";
+/// Metadata key on a memory listing the ids it superseded.
+pub const SUPERSEDES: &str = "supersedes";
+/// Version of the export document format.
+pub const EXPORT_VERSION: u32 = 1;
+/// Default TTL of processed-message hashes: 7 days.
+pub const PROCESSED_TTL_MS: i64 = 7 * 24 * 3600 * 1000;
+
+fn entry_key(id: &str) -> String {
+    format!("{ENTRY_PREFIX}{id}")
+}
+
+fn to_json<T: Serialize>(v: &T) -> Result<String> {
+    serde_json::to_string(v).map_err(|e| Error::invalid(e.to_string()))
+}
+
+/// What happened to a memory handed to `remember`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase", tag = "outcome")]
+pub enum Remembered {
+    /// Stored as new.
+    Stored { entry: MemoryEntry },
+    /// Stored, and it replaced a memory it contains (a more complete version).
+    Superseded { entry: MemoryEntry, superseded: Vec<String> },
+    /// Not stored: an existing memory already says it.
+    Duplicate { existing: MemoryEntry, similarity: Similarity },
+}
+
+/// Counts for observability.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LongTermStats {
+    pub total: u32,
+    pub valid: u32,
+    pub superseded: u32,
+    pub by_kind: BTreeMap<String, u32>,
+    pub by_scope: BTreeMap<String, u32>,
+    /// Valid memories per agent id.
+    pub by_agent: BTreeMap<String, u32>,
+    /// Memories created per UTC day (`YYYY-MM-DD`).
+    pub per_day: BTreeMap<String, u32>,
+    /// Bytes of stored JSON.
+    pub storage_bytes: u64,
+    pub processed_hashes: u32,
+}
+
+/// A namespace's long-term memory as one versioned JSON document.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExportDocument {
+    pub format: String,
+    pub version: u32,
+    pub exported_at: i64,
+    /// Every memory, superseded ones included (their history).
+    pub entries: Vec<MemoryEntry>,
+    /// Processed-message hashes with their expiry.
+    #[serde(default)]
+    pub processed: BTreeMap<String, i64>,
+}
+
+/// What an import did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ImportReport {
+    pub added: u32,
+    pub updated: u32,
+    pub unchanged: u32,
+}
+
+/// UTC calendar day of a timestamp (civil-from-days, no time zone tables).
+pub fn utc_day(ms: i64) -> String {
+    let days = ms.div_euclid(86_400_000);
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+pub struct LongTermMemory {
+    store: Rc<dyn Store>,
+    clock: Rc<dyn Clock>,
+    dedup: DedupOptions,
+    entries: HashMap<String, MemoryEntry>,
+    processed: HashMap<String, i64>,
+    generation: u64,
+    storage_bytes: u64,
+}
+
+impl LongTermMemory {
+    /// Loads every memory of the namespace, and drops expired hashes.
+    pub async fn open(
+        store: Rc<dyn Store>,
+        clock: Rc<dyn Clock>,
+        dedup: DedupOptions,
+    ) -> Result<LongTermMemory> {
+        let mut lt = LongTermMemory {
+            store,
+            clock,
+            dedup,
+            entries: HashMap::new(),
+            processed: HashMap::new(),
+            generation: 0,
+            storage_bytes: 0,
+        };
+        lt.reload().await?;
+        let now = lt.clock.now_ms();
+        let expired: Vec<String> = lt
+            .processed
+            .iter()
+            .filter(|(_, &exp)| exp <= now)
+            .map(|(h, _)| format!("{PROCESSED_PREFIX}{h}"))
+            .collect();
+        if !expired.is_empty() {
+            lt.store.delete_many(expired).await?;
+            lt.processed.retain(|_, exp| *exp > now);
+        }
+        Ok(lt)
+    }
+
+    async fn reload(&mut self) -> Result<()> {
+        self.entries.clear();
+        self.storage_bytes = 0;
+        for (key, json) in self.store.list(ENTRY_PREFIX).await? {
+            let e: MemoryEntry = serde_json::from_str(&json)
+                .map_err(|err| Error::storage(format!("malformed memory {key:?}: {err}")))?;
+            self.storage_bytes += json.len() as u64;
+            self.entries.insert(e.id.clone(), e);
+        }
+        self.processed.clear();
+        for (key, exp) in self.store.list(PROCESSED_PREFIX).await? {
+            if let Ok(exp) = exp.parse() {
+                self.processed.insert(key[PROCESSED_PREFIX.len()..].to_string(), exp);
+            }
+        }
+        self.generation = self.stored_generation().await?;
+        Ok(())
+    }
+
+    async fn stored_generation(&self) -> Result<u64> {
+        Ok(self.store.get(GENERATION_KEY).await?.and_then(|g| g.parse().ok()).unwrap_or(0))
+    }
+
+    /// Reloads when another instance (another tab) wrote since we last
+    /// looked. Called before every write.
+    pub async fn refresh(&mut self) -> Result<()> {
+        if self.stored_generation().await? != self.generation {
+            self.reload().await?;
+        }
+        Ok(())
+    }
+
+    /// Writes `items` together with a bumped generation, then applies them.
+    async fn write(&mut self, entries: Vec<MemoryEntry>) -> Result<()> {
+        let mut items = Vec::with_capacity(entries.len() + 1);
+        for e in &entries {
+            items.push((entry_key(&e.id), to_json(e)?));
+        }
+        items.push((GENERATION_KEY.to_string(), (self.generation + 1).to_string()));
+        self.store.put_many(items.clone()).await?;
+        self.generation += 1;
+        for ((_, json), e) in items.iter().zip(entries) {
+            let old = self.entries.get(&e.id).map_or(0, |o| to_json(o).map_or(0, |j| j.len() as u64));
+            self.storage_bytes = self.storage_bytes + json.len() as u64 - old.min(self.storage_bytes);
+            self.entries.insert(e.id.clone(), e);
+        }
+        Ok(())
+    }
+
+    fn check_scope(entry: &MemoryEntry) -> Result<()> {
+        if entry.scope == Scope::Session {
+            return Err(Error::invalid(
+                "long-term memories belong to the \"user\" or an \"agent:<id>\" scope",
+            ));
+        }
+        if entry.content.trim().is_empty() {
+            return Err(Error::invalid("a memory needs content"));
+        }
+        entry.validate()
+    }
+
+    /// Stores a memory unless a valid memory of its scope already says it;
+    /// a new memory that contains an old one supersedes it.
+    pub async fn remember(&mut self, entry: MemoryEntry) -> Result<Remembered> {
+        Self::check_scope(&entry)?;
+        self.refresh().await?;
+        let mut contained = Vec::new();
+        let mut candidates: Vec<&MemoryEntry> =
+            self.entries.values().filter(|e| e.is_valid() && e.scope == entry.scope).collect();
+        candidates.sort_by_key(|e| std::cmp::Reverse(e.timestamp));
+        for existing in candidates {
+            match similarity(&entry.content, &existing.content, &self.dedup) {
+                Some(Similarity::ContainsExisting) => contained.push(existing.id.clone()),
+                Some(similarity) => {
+                    return Ok(Remembered::Duplicate { existing: existing.clone(), similarity })
+                }
+                None => {}
+            }
+        }
+        if contained.is_empty() {
+            self.write(vec![entry.clone()]).await?;
+            return Ok(Remembered::Stored { entry });
+        }
+        let entry = self.supersede(entry, &contained).await?;
+        Ok(Remembered::Superseded { entry, superseded: contained })
+    }
+
+    /// Stores `new` and expires `old_ids` in its favour: the new memory is
+    /// written first, the expiries after, so a failure in between leaves the
+    /// old memories valid beside the new one.
+    pub async fn supersede(&mut self, mut new: MemoryEntry, old_ids: &[String]) -> Result<MemoryEntry> {
+        Self::check_scope(&new)?;
+        self.refresh().await?;
+        for id in old_ids {
+            match self.entries.get(id) {
+                None => return Err(Error::new(ErrorCode::NotFound, format!("no memory {id:?}"))),
+                Some(old) if old.scope != new.scope => {
+                    return Err(Error::invalid(format!("memory {id:?} is in another scope ({})", old.scope)))
+                }
+                _ => {}
+            }
+        }
+        // The link back survives an undo, so history still shows both.
+        new.metadata.insert(SUPERSEDES.into(), old_ids.join(","));
+        self.write(vec![new.clone()]).await?;
+        let now = self.clock.now_ms();
+        let expired: Vec<MemoryEntry> = old_ids
+            .iter()
+            .filter_map(|id| self.entries.get(id))
+            .filter(|e| e.is_valid())
+            .map(|e| MemoryEntry { superseded_by: Some(new.id.clone()), valid_to: Some(now), ..e.clone() })
+            .collect();
+        self.write(expired).await?;
+        Ok(new)
+    }
+
+    /// Undoes a supersession: the memories `id` replaced are valid again,
+    /// and `id` itself is expired (kept in history).
+    pub async fn undo(&mut self, id: &str) -> Result<()> {
+        self.refresh().await?;
+        let new = self
+            .entries
+            .get(id)
+            .cloned()
+            .ok_or_else(|| Error::new(ErrorCode::NotFound, format!("no memory {id:?}")))?;
+        let mut changed: Vec<MemoryEntry> = self
+            .entries
+            .values()
+            .filter(|e| e.superseded_by.as_deref() == Some(id))
+            .map(|e| MemoryEntry { superseded_by: None, valid_to: None, ..e.clone() })
+            .collect();
+        if changed.is_empty() {
+            return Err(Error::invalid(format!(
+                "memory {id:?} superseded nothing: there is nothing to undo"
+            )));
+        }
+        let mut retracted = new;
+        retracted.valid_to = Some(self.clock.now_ms());
+        retracted.metadata.insert("undone".into(), "true".into());
+        changed.push(retracted);
+        self.write(changed).await
+    }
+
+    /// Every version connected to `id` through supersession, oldest first.
+    pub fn history(&self, id: &str) -> Vec<MemoryEntry> {
+        let mut seen: Vec<&MemoryEntry> = Vec::new();
+        let mut queue = vec![id.to_string()];
+        while let Some(cur) = queue.pop() {
+            let Some(e) = self.entries.get(&cur) else { continue };
+            if seen.iter().any(|s| s.id == e.id) {
+                continue;
+            }
+            seen.push(e);
+            if let Some(next) = &e.superseded_by {
+                queue.push(next.clone());
+            }
+            if let Some(older) = e.metadata.get(SUPERSEDES) {
+                queue.extend(older.split(',').map(str::to_string));
+            }
+            queue.extend(
+                self.entries
+                    .values()
+                    .filter(|o| {
+                        o.superseded_by.as_deref() == Some(&cur)
+                            || o.metadata.get(SUPERSEDES).is_some_and(|s| s.split(',').any(|id| id == cur))
+                    })
+                    .map(|o| o.id.clone()),
+            );
+        }
+        let mut out: Vec<MemoryEntry> = seen.into_iter().cloned().collect();
+        out.sort_by(|a, b| a.timestamp.cmp(&b.timestamp).then_with(|| a.id.cmp(&b.id)));
+        out
+    }
+
+    pub fn get(&self, id: &str) -> Option<&MemoryEntry> {
+        self.entries.get(id)
+    }
+
+    /// Valid memories (what retrieval sees), oldest first.
+    pub fn valid(&self) -> Vec<&MemoryEntry> {
+        let mut v: Vec<&MemoryEntry> = self.entries.values().filter(|e| e.is_valid()).collect();
+        v.sort_by(|a, b| a.timestamp.cmp(&b.timestamp).then_with(|| a.id.cmp(&b.id)));
+        v
+    }
+
+    /// Every memory, superseded ones included.
+    pub fn all(&self) -> impl Iterator<Item = &MemoryEntry> {
+        self.entries.values()
+    }
+
+    /// Hard-deletes one memory (and nothing else).
+    pub async fn forget(&mut self, id: &str) -> Result<bool> {
+        self.refresh().await?;
+        if !self.entries.contains_key(id) {
+            return Ok(false);
+        }
+        self.delete(vec![id.to_string()]).await?;
+        Ok(true)
+    }
+
+    /// Hard-deletes every memory of a scope; returns how many.
+    pub async fn forget_scope(&mut self, scope: &Scope) -> Result<u32> {
+        self.refresh().await?;
+        let ids: Vec<String> =
+            self.entries.values().filter(|e| &e.scope == scope).map(|e| e.id.clone()).collect();
+        let n = ids.len() as u32;
+        self.delete(ids).await?;
+        Ok(n)
+    }
+
+    /// Hard-deletes the namespace's long-term memory and processed hashes.
+    pub async fn purge(&mut self) -> Result<()> {
+        let mut keys: Vec<String> =
+            self.store.list(ENTRY_PREFIX).await?.into_iter().map(|(k, _)| k).collect();
+        keys.extend(self.store.list(PROCESSED_PREFIX).await?.into_iter().map(|(k, _)| k));
+        keys.push(GENERATION_KEY.to_string());
+        self.store.delete_many(keys).await?;
+        self.entries.clear();
+        self.processed.clear();
+        self.generation = 0;
+        self.storage_bytes = 0;
+        Ok(())
+    }
+
+    async fn delete(&mut self, ids: Vec<String>) -> Result<()> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        self.store.delete_many(ids.iter().map(|id| entry_key(id)).collect()).await?;
+        self.store.put_many(vec![(GENERATION_KEY.to_string(), (self.generation + 1).to_string())]).await?;
+        self.generation += 1;
+        for id in ids {
+            if let Some(e) = self.entries.remove(&id) {
+                self.storage_bytes -= to_json(&e).map_or(0, |j| j.len() as u64).min(self.storage_bytes);
+            }
+        }
+        Ok(())
+    }
+
+    /// True when `hash` was processed and has not expired.
+    pub fn is_processed(&self, hash: &str) -> bool {
+        self.processed.get(hash).is_some_and(|&exp| exp > self.clock.now_ms())
+    }
+
+    /// Records processed-message hashes for `ttl_ms`.
+    pub async fn mark_processed(&mut self, hashes: &[String], ttl_ms: i64) -> Result<()> {
+        let exp = self.clock.now_ms() + ttl_ms;
+        let items = hashes.iter().map(|h| (format!("{PROCESSED_PREFIX}{h}"), exp.to_string())).collect();
+        self.store.put_many(items).await?;
+        for h in hashes {
+            self.processed.insert(h.clone(), exp);
+        }
+        Ok(())
+    }
+
+    pub fn stats(&self) -> LongTermStats {
+        let mut s = LongTermStats {
+            storage_bytes: self.storage_bytes,
+            processed_hashes: self.processed.len() as u32,
+            ..Default::default()
+        };
+        for e in self.entries.values() {
+            s.total += 1;
+            *s.per_day.entry(utc_day(e.timestamp)).or_default() += 1;
+            if !e.is_valid() {
+                s.superseded += 1;
+                continue;
+            }
+            s.valid += 1;
+            *s.by_kind.entry(e.kind.as_str().to_string()).or_default() += 1;
+            *s.by_scope.entry(e.scope.to_string()).or_default() += 1;
+            if let Scope::Agent(a) = &e.scope {
+                *s.by_agent.entry(a.clone()).or_default() += 1;
+            }
+        }
+        s
+    }
+
+    pub fn export(&self) -> ExportDocument {
+        let mut entries: Vec<MemoryEntry> = self.entries.values().cloned().collect();
+        entries.sort_by(|a, b| a.timestamp.cmp(&b.timestamp).then_with(|| a.id.cmp(&b.id)));
+        ExportDocument {
+            format: "agent-memory".into(),
+            version: EXPORT_VERSION,
+            exported_at: self.clock.now_ms(),
+            entries,
+            processed: self.processed.iter().map(|(k, v)| (k.clone(), *v)).collect(),
+        }
+    }
+
+    /// Imports a document: entries by id (importing twice changes nothing),
+    /// in one batch.
+    pub async fn import(&mut self, doc: ExportDocument) -> Result<ImportReport> {
+        if doc.format != "agent-memory" || doc.version != EXPORT_VERSION {
+            return Err(Error::invalid(format!(
+                "not an agent-memory export of version {EXPORT_VERSION} (format {:?}, version {})",
+                doc.format, doc.version
+            )));
+        }
+        for e in &doc.entries {
+            Self::check_scope(e)
+                .map_err(|err| Error::invalid(format!("memory {:?}: {}", e.id, err.message)))?;
+        }
+        self.refresh().await?;
+        let mut report = ImportReport::default();
+        let mut changed = Vec::new();
+        for e in doc.entries {
+            match self.entries.get(&e.id) {
+                Some(old) if *old == e => report.unchanged += 1,
+                Some(_) => {
+                    report.updated += 1;
+                    changed.push(e);
+                }
+                None => {
+                    report.added += 1;
+                    changed.push(e);
+                }
+            }
+        }
+        if !changed.is_empty() {
+            self.write(changed).await?;
+        }
+        let now = self.clock.now_ms();
+        let fresh: Vec<(String, i64)> = doc.processed.into_iter().filter(|(_, exp)| *exp > now).collect();
+        if !fresh.is_empty() {
+            self.store
+                .put_many(
+                    fresh
+                        .iter()
+                        .map(|(h, exp)| (format!("{PROCESSED_PREFIX}{h}"), exp.to_string()))
+                        .collect(),
+                )
+                .await?;
+            self.processed.extend(fresh);
+        }
+        Ok(report)
+    }
+}
+
+/// A new long-term memory (a fact by default) created now.
+pub fn new_memory(content: impl Into<String>, scope: Scope, now: i64) -> MemoryEntry {
+    MemoryEntry::new(content, Kind::Fact, crate::entry::Role::User, scope, now)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::ManualClock;
+    use crate::store::MemoryStore;
+    use futures::executor::block_on;
+
+    struct Env {
+        store: Rc<MemoryStore>,
+        clock: Rc<ManualClock>,
+    }
+
+    impl Env {
+        fn new() -> Env {
+            Env { store: Rc::new(MemoryStore::new()), clock: Rc::new(ManualClock::new(1_700_000_000_000)) }
+        }
+        fn open(&self) -> LongTermMemory {
+            block_on(LongTermMemory::open(self.store.clone(), self.clock.clone(), DedupOptions::default()))
+                .unwrap()
+        }
+        fn fact(&self, text: &str) -> MemoryEntry {
+            self.clock.advance(1_000);
+            new_memory(text, Scope::User, self.clock.now_ms())
+        }
+    }
+
+    #[test]
+    fn the_same_fact_is_stored_once_also_across_reloads() {
+        let env = Env::new();
+        let mut lt = env.open();
+        assert!(matches!(block_on(lt.remember(env.fact("I like Java"))).unwrap(), Remembered::Stored { .. }));
+        assert!(matches!(
+            block_on(lt.remember(env.fact("i like java."))).unwrap(),
+            Remembered::Duplicate { .. }
+        ));
+        let mut again = env.open();
+        let r = block_on(again.remember(env.fact("I like Java"))).unwrap();
+        assert!(matches!(r, Remembered::Duplicate { similarity: Similarity::Exact, .. }));
+        assert_eq!(again.valid().len(), 1);
+        // Another scope is another memory.
+        let mut agent = env.fact("I like Java");
+        agent.scope = Scope::Agent("coder".into());
+        assert!(matches!(block_on(again.remember(agent)).unwrap(), Remembered::Stored { .. }));
+    }
+
+    #[test]
+    fn a_fuller_version_supersedes_and_undo_restores() {
+        let env = Env::new();
+        let mut lt = env.open();
+        let Remembered::Stored { entry: old } = block_on(lt.remember(env.fact("likes Rust"))).unwrap() else {
+            panic!()
+        };
+        let r = block_on(lt.remember(env.fact("likes Rust and Zig for systems work"))).unwrap();
+        let Remembered::Superseded { entry: new, superseded } = r else { panic!("{r:?}") };
+        assert_eq!(superseded, [old.id.clone()]);
+        assert_eq!(lt.valid().len(), 1);
+        let old_now = lt.get(&old.id).unwrap();
+        assert_eq!(old_now.superseded_by.as_deref(), Some(new.id.as_str()));
+        assert!(old_now.valid_to.is_some());
+        let h: Vec<String> = lt.history(&old.id).into_iter().map(|e| e.id).collect();
+        assert_eq!(h, [old.id.clone(), new.id.clone()]);
+        assert_eq!(lt.history(&new.id).len(), 2);
+        block_on(lt.undo(&new.id)).unwrap();
+        let valid: Vec<&str> = lt.valid().iter().map(|e| e.content.as_str()).collect();
+        assert_eq!(valid, ["likes Rust"]);
+        assert!(block_on(lt.undo(&old.id)).is_err());
+        // The reloaded state is the same.
+        let again = env.open();
+        assert_eq!(again.valid().len(), 1);
+        assert_eq!(again.history(&old.id).len(), 2);
+    }
+
+    #[test]
+    fn supersede_writes_new_before_expiring_old() {
+        let env = Env::new();
+        let mut lt = env.open();
+        let Remembered::Stored { entry: old } = block_on(lt.remember(env.fact("lives in Paris"))).unwrap()
+        else {
+            panic!()
+        };
+        let new = block_on(lt.supersede(env.fact("moved to Berlin in 2024"), std::slice::from_ref(&old.id)))
+            .unwrap();
+        let raw_new: MemoryEntry =
+            serde_json::from_str(&block_on(env.store.get(&entry_key(&new.id))).unwrap().unwrap()).unwrap();
+        assert!(raw_new.is_valid());
+        let raw_old: MemoryEntry =
+            serde_json::from_str(&block_on(env.store.get(&entry_key(&old.id))).unwrap().unwrap()).unwrap();
+        assert_eq!(raw_old.superseded_by, Some(new.id.clone()));
+        let missing = block_on(lt.supersede(env.fact("x"), &["nope".into()])).unwrap_err();
+        assert_eq!(missing.code, ErrorCode::NotFound);
+    }
+
+    #[test]
+    fn forget_and_purge_are_hard_deletes() {
+        let env = Env::new();
+        let mut lt = env.open();
+        let Remembered::Stored { entry: a } = block_on(lt.remember(env.fact("fact one about cats"))).unwrap()
+        else {
+            panic!()
+        };
+        block_on(lt.remember(env.fact("second fact about the weather"))).unwrap();
+        let mut agent = env.fact("agent lesson: retry on 429");
+        agent.scope = Scope::Agent("planner".into());
+        block_on(lt.remember(agent)).unwrap();
+        assert!(block_on(lt.forget(&a.id)).unwrap());
+        assert!(block_on(env.store.get(&entry_key(&a.id))).unwrap().is_none());
+        assert_eq!(block_on(lt.forget_scope(&Scope::Agent("planner".into()))).unwrap(), 1);
+        assert_eq!(lt.valid().len(), 1);
+        block_on(lt.mark_processed(&["h1".into()], PROCESSED_TTL_MS)).unwrap();
+        block_on(lt.purge()).unwrap();
+        assert!(block_on(env.store.list("")).unwrap().is_empty(), "nothing left in the raw store");
+        assert!(lt.valid().is_empty());
+    }
+
+    #[test]
+    fn processed_hashes_expire() {
+        let env = Env::new();
+        let mut lt = env.open();
+        block_on(lt.mark_processed(&["abc".into()], 1_000)).unwrap();
+        assert!(lt.is_processed("abc"));
+        env.clock.advance(1_001);
+        assert!(!lt.is_processed("abc"));
+        let reopened = env.open();
+        assert!(!reopened.is_processed("abc"));
+        assert!(
+            block_on(env.store.list(PROCESSED_PREFIX)).unwrap().is_empty(),
+            "expired hashes are deleted on open"
+        );
+    }
+
+    #[test]
+    fn export_purge_import_round_trips_and_import_is_idempotent() {
+        let env = Env::new();
+        let mut lt = env.open();
+        block_on(lt.remember(env.fact("likes tea"))).unwrap();
+        block_on(lt.remember(env.fact("likes tea and biscuits in the afternoon"))).unwrap();
+        block_on(lt.mark_processed(&["h".into()], PROCESSED_TTL_MS)).unwrap();
+        let doc = lt.export();
+        let json = serde_json::to_string(&doc).unwrap();
+        block_on(lt.purge()).unwrap();
+        let doc: ExportDocument = serde_json::from_str(&json).unwrap();
+        let r = block_on(lt.import(doc.clone())).unwrap();
+        assert_eq!(r, ImportReport { added: 2, updated: 0, unchanged: 0 });
+        assert_eq!(
+            block_on(lt.import(doc.clone())).unwrap(),
+            ImportReport { added: 0, updated: 0, unchanged: 2 }
+        );
+        assert_eq!(lt.export().entries, doc.entries);
+        assert!(lt.is_processed("h"));
+        let mut bad = doc;
+        bad.version = 99;
+        assert!(block_on(lt.import(bad)).is_err());
+    }
+
+    #[test]
+    fn another_instance_sees_writes_before_its_next_write() {
+        let env = Env::new();
+        let mut tab_a = env.open();
+        let mut tab_b = env.open();
+        block_on(tab_a.remember(env.fact("prefers metric units"))).unwrap();
+        let r = block_on(tab_b.remember(env.fact("prefers metric units"))).unwrap();
+        assert!(matches!(r, Remembered::Duplicate { .. }), "{r:?}");
+        assert_eq!(env.open().valid().len(), 1);
+    }
+
+    #[test]
+    fn stats_count_by_kind_scope_agent_and_day() {
+        let env = Env::new();
+        let mut lt = env.open();
+        block_on(lt.remember(env.fact("speaks French"))).unwrap();
+        let mut lesson = env.fact("use smaller batches");
+        lesson.scope = Scope::Agent("etl".into());
+        block_on(lt.remember(lesson)).unwrap();
+        let s = lt.stats();
+        assert_eq!((s.total, s.valid), (2, 2));
+        assert_eq!(s.by_scope.get("user"), Some(&1));
+        assert_eq!(s.by_agent.get("etl"), Some(&1));
+        assert_eq!(s.by_kind.get("fact"), Some(&2));
+        assert_eq!(s.per_day.get("2023-11-14"), Some(&2));
+        assert!(s.storage_bytes > 0);
+        assert_eq!(utc_day(0), "1970-01-01");
+        assert_eq!(utc_day(951_782_400_000), "2000-02-29");
+    }
+
+    #[test]
+    fn session_scope_and_empty_memories_are_rejected() {
+        let env = Env::new();
+        let mut lt = env.open();
+        let mut s = env.fact("x");
+        s.scope = Scope::Session;
+        assert_eq!(block_on(lt.remember(s)).unwrap_err().code, ErrorCode::InvalidInput);
+        assert_eq!(block_on(lt.remember(env.fact("   "))).unwrap_err().code, ErrorCode::InvalidInput);
+    }
+}
