@@ -554,7 +554,7 @@ mod tests {
         };
         let r = block_on(lt.remember(env.fact("likes Rust and Zig for systems work"))).unwrap();
         let Remembered::Superseded { entry: new, superseded } = r else { panic!("{r:?}") };
-        assert_eq!(superseded, [old.id.clone()]);
+        assert_eq!(superseded, std::slice::from_ref(&old.id));
         assert_eq!(lt.valid().len(), 1);
         let old_now = lt.get(&old.id).unwrap();
         assert_eq!(old_now.superseded_by.as_deref(), Some(new.id.as_str()));
