@@ -1,0 +1,316 @@
+//! Text analysis for the lexical index, without a dictionary:
+//! - Latin-script (and other alphabetic) words: lowercased, punctuation
+//!   stripped, English stop words dropped, Snowball (Porter2) stemmed;
+//!   numbers kept as they are;
+//! - CJK (Han, kana, Hangul): overlapping character bigrams, plus each
+//!   character as a unigram term, so a one-character query still matches.
+//!   Bigrams are what makes "我喜欢用什么语言" find "我喜欢用 Rust" without
+//!   word segmentation.
+
+use std::sync::OnceLock;
+
+use rust_stemmers::{Algorithm, Stemmer};
+
+/// NLTK's English stop words (179). Apostrophe fragments are there because
+/// words split at apostrophes ("don't" -> "don", "t").
+const STOP_WORDS: &[&str] = &[
+    "i",
+    "me",
+    "my",
+    "myself",
+    "we",
+    "our",
+    "ours",
+    "ourselves",
+    "you",
+    "you're",
+    "you've",
+    "you'll",
+    "you'd",
+    "your",
+    "yours",
+    "yourself",
+    "yourselves",
+    "he",
+    "him",
+    "his",
+    "himself",
+    "she",
+    "she's",
+    "her",
+    "hers",
+    "herself",
+    "it",
+    "it's",
+    "its",
+    "itself",
+    "they",
+    "them",
+    "their",
+    "theirs",
+    "themselves",
+    "what",
+    "which",
+    "who",
+    "whom",
+    "this",
+    "that",
+    "that'll",
+    "these",
+    "those",
+    "am",
+    "is",
+    "are",
+    "was",
+    "were",
+    "be",
+    "been",
+    "being",
+    "have",
+    "has",
+    "had",
+    "having",
+    "do",
+    "does",
+    "did",
+    "doing",
+    "a",
+    "an",
+    "the",
+    "and",
+    "but",
+    "if",
+    "or",
+    "because",
+    "as",
+    "until",
+    "while",
+    "of",
+    "at",
+    "by",
+    "for",
+    "with",
+    "about",
+    "against",
+    "between",
+    "into",
+    "through",
+    "during",
+    "before",
+    "after",
+    "above",
+    "below",
+    "to",
+    "from",
+    "up",
+    "down",
+    "in",
+    "out",
+    "on",
+    "off",
+    "over",
+    "under",
+    "again",
+    "further",
+    "then",
+    "once",
+    "here",
+    "there",
+    "when",
+    "where",
+    "why",
+    "how",
+    "all",
+    "any",
+    "both",
+    "each",
+    "few",
+    "more",
+    "most",
+    "other",
+    "some",
+    "such",
+    "no",
+    "nor",
+    "not",
+    "only",
+    "own",
+    "same",
+    "so",
+    "than",
+    "too",
+    "very",
+    "s",
+    "t",
+    "can",
+    "will",
+    "just",
+    "don",
+    "don't",
+    "should",
+    "should've",
+    "now",
+    "d",
+    "ll",
+    "m",
+    "o",
+    "re",
+    "ve",
+    "y",
+    "ain",
+    "aren",
+    "aren't",
+    "couldn",
+    "couldn't",
+    "didn",
+    "didn't",
+    "doesn",
+    "doesn't",
+    "hadn",
+    "hadn't",
+    "hasn",
+    "hasn't",
+    "haven",
+    "haven't",
+    "isn",
+    "isn't",
+    "ma",
+    "mightn",
+    "mightn't",
+    "mustn",
+    "mustn't",
+    "needn",
+    "needn't",
+    "shan",
+    "shan't",
+    "shouldn",
+    "shouldn't",
+    "wasn",
+    "wasn't",
+    "weren",
+    "weren't",
+    "won",
+    "won't",
+    "wouldn",
+    "wouldn't",
+];
+
+fn is_stop_word(w: &str) -> bool {
+    STOP_WORDS.contains(&w)
+}
+
+fn stemmer() -> &'static Stemmer {
+    static STEMMER: OnceLock<Stemmer> = OnceLock::new();
+    STEMMER.get_or_init(|| Stemmer::create(Algorithm::English))
+}
+
+/// Han ideographs, kana and Hangul syllables: scripts written without spaces.
+pub fn is_cjk_letter(c: char) -> bool {
+    matches!(c as u32,
+        0x3040..=0x30FF | 0x31F0..=0x31FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xAC00..=0xD7AF
+        | 0xF900..=0xFAFF | 0x20000..=0x2FA1F | 0x30000..=0x323AF)
+}
+
+/// Marks CJK unigram terms apart from bigrams and words.
+const UNIGRAM: char = '\u{1}';
+
+/// Index terms of `text`, in order (repeats kept: they are term frequency).
+pub fn analyze(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut word = String::new();
+    let mut cjk: Vec<char> = Vec::new();
+    let flush_word = |word: &mut String, out: &mut Vec<String>| {
+        if !word.is_empty() {
+            let w = std::mem::take(word);
+            if !is_stop_word(&w) {
+                let stemmed = if w.chars().all(|c| c.is_ascii_alphabetic()) {
+                    stemmer().stem(&w).into_owned()
+                } else {
+                    w
+                };
+                out.push(stemmed);
+            }
+        }
+    };
+    let flush_cjk = |cjk: &mut Vec<char>, out: &mut Vec<String>| {
+        for (i, &c) in cjk.iter().enumerate() {
+            out.push(format!("{UNIGRAM}{c}"));
+            if let Some(&next) = cjk.get(i + 1) {
+                out.push([c, next].iter().collect());
+            }
+        }
+        cjk.clear();
+    };
+    for c in text.chars() {
+        if is_cjk_letter(c) {
+            flush_word(&mut word, &mut out);
+            cjk.push(c);
+        } else if c.is_alphanumeric() {
+            flush_cjk(&mut cjk, &mut out);
+            word.extend(c.to_lowercase());
+        } else {
+            flush_word(&mut word, &mut out);
+            flush_cjk(&mut cjk, &mut out);
+        }
+    }
+    flush_word(&mut word, &mut out);
+    flush_cjk(&mut cjk, &mut out);
+    out
+}
+
+/// Query terms: unique, and for CJK runs longer than one character only the
+/// bigrams (their unigrams would match far too much).
+pub fn analyze_query(text: &str) -> Vec<String> {
+    let mut terms: Vec<String> = Vec::new();
+    let bigram_chars: Vec<char> = analyze(text)
+        .iter()
+        .filter(|t| !t.starts_with(UNIGRAM) && t.chars().count() == 2 && t.chars().all(is_cjk_letter))
+        .flat_map(|t| t.chars().collect::<Vec<_>>())
+        .collect();
+    for t in analyze(text) {
+        let lone_unigram = t
+            .strip_prefix(UNIGRAM)
+            .and_then(|u| u.chars().next())
+            .is_some_and(|c| !bigram_chars.contains(&c));
+        if (t.starts_with(UNIGRAM) && !lone_unigram) || terms.contains(&t) {
+            continue;
+        }
+        terms.push(t);
+    }
+    terms
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn english_is_lowercased_stemmed_and_stopped() {
+        assert_eq!(analyze("The Cats were running, quickly!"), ["cat", "run", "quick"]);
+        assert_eq!(analyze("I'm going to the LGBTQ support group."), ["go", "lgbtq", "support", "group"]);
+        assert_eq!(analyze("Room 101, 2023-05-08"), ["room", "101", "2023", "05", "08"]);
+    }
+
+    #[test]
+    fn chinese_becomes_bigrams_and_unigrams() {
+        assert_eq!(analyze("喜欢"), ["\u{1}喜", "喜欢", "\u{1}欢"]);
+        let q = analyze_query("我喜欢用什么语言写代码?");
+        assert!(q.contains(&"喜欢".to_string()) && q.contains(&"代码".to_string()));
+        assert!(q.iter().all(|t| !t.starts_with(UNIGRAM)));
+        assert_eq!(analyze_query("猫"), ["\u{1}猫"]);
+    }
+
+    #[test]
+    fn mixed_and_japanese_text() {
+        let t = analyze("我喜欢用Rust写代码");
+        assert!(t.contains(&"rust".to_string()) && t.contains(&"代码".to_string()));
+        let j = analyze_query("東京に住んでいます");
+        assert!(j.contains(&"東京".to_string()) && j.contains(&"住ん".to_string()));
+        assert_eq!(analyze("안녕하세요").iter().filter(|t| !t.starts_with(UNIGRAM)).count(), 4);
+    }
+
+    #[test]
+    fn query_terms_are_unique() {
+        assert_eq!(analyze_query("rust Rust RUST rusting"), ["rust"]);
+    }
+}

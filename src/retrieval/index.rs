@@ -1,0 +1,197 @@
+//! An incremental inverted index scored by Okapi BM25.
+//!
+//! Documents may carry a second, weaker field (`context`: for a
+//! conversation turn, its neighbours), counted into term frequency and
+//! length at a weight, BM25F-style. Removal marks a document dead and fixes
+//! the statistics at once; postings are compacted when dead ones pile up.
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+
+/// BM25 parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Bm25Params {
+    pub k1: f32,
+    pub b: f32,
+    /// Weight of the context field relative to the text.
+    pub context_weight: f32,
+}
+
+impl Default for Bm25Params {
+    fn default() -> Self {
+        Bm25Params { k1: 1.2, b: 0.75, context_weight: 0.3 }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Doc {
+    len: f32,
+    alive: bool,
+}
+
+#[derive(Debug, Default)]
+pub struct Index {
+    term_ids: HashMap<String, u32>,
+    /// Per term: `(doc, weighted tf)`, in insertion order.
+    postings: Vec<Vec<(u32, f32)>>,
+    /// Per term: live documents containing it.
+    df: Vec<u32>,
+    docs: Vec<Doc>,
+    live: u32,
+    total_len: f64,
+    dead_postings: usize,
+    /// Per doc: its term ids, for removal and for MMR's similarity.
+    doc_terms: Vec<Vec<u32>>,
+}
+
+impl Index {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a document; returns its number. `context` terms count at
+    /// `context_weight`.
+    pub fn add(&mut self, text_terms: &[String], context_terms: &[String], context_weight: f32) -> u32 {
+        let doc = self.docs.len() as u32;
+        let mut tf: HashMap<u32, f32> = HashMap::new();
+        for (terms, w) in [(text_terms, 1.0f32), (context_terms, context_weight)] {
+            for t in terms {
+                let next = self.term_ids.len() as u32;
+                let id = *self.term_ids.entry(t.clone()).or_insert(next);
+                if id == next {
+                    self.postings.push(Vec::new());
+                    self.df.push(0);
+                }
+                *tf.entry(id).or_default() += w;
+            }
+        }
+        let len = text_terms.len() as f32 + context_weight * context_terms.len() as f32;
+        let mut ids: Vec<u32> = tf.keys().copied().collect();
+        ids.sort_unstable();
+        for &id in &ids {
+            self.postings[id as usize].push((doc, tf[&id]));
+            self.df[id as usize] += 1;
+        }
+        self.docs.push(Doc { len, alive: true });
+        self.doc_terms.push(ids);
+        self.live += 1;
+        self.total_len += len as f64;
+        doc
+    }
+
+    pub fn remove(&mut self, doc: u32) {
+        let Some(d) = self.docs.get_mut(doc as usize) else { return };
+        if !d.alive {
+            return;
+        }
+        d.alive = false;
+        self.live -= 1;
+        self.total_len -= d.len as f64;
+        for &id in &self.doc_terms[doc as usize] {
+            self.df[id as usize] -= 1;
+            self.dead_postings += 1;
+        }
+        if self.dead_postings > 1024
+            && self.dead_postings * 2 > self.postings.iter().map(Vec::len).sum::<usize>()
+        {
+            let docs = &self.docs;
+            for p in &mut self.postings {
+                p.retain(|(d, _)| docs[*d as usize].alive);
+            }
+            self.dead_postings = 0;
+        }
+    }
+
+    pub fn is_alive(&self, doc: u32) -> bool {
+        self.docs.get(doc as usize).is_some_and(|d| d.alive)
+    }
+
+    pub fn live_docs(&self) -> u32 {
+        self.live
+    }
+
+    /// The document's distinct term ids (sorted).
+    pub fn terms_of(&self, doc: u32) -> &[u32] {
+        &self.doc_terms[doc as usize]
+    }
+
+    /// `idf = ln(1 + (N - n + 0.5) / (n + 0.5))`.
+    fn idf(&self, df: u32) -> f32 {
+        let n = self.live as f32;
+        (1.0 + (n - df as f32 + 0.5) / (df as f32 + 0.5)).ln()
+    }
+
+    /// BM25 scores of the live documents matching any of `terms`, unsorted.
+    pub fn score(&self, terms: &[String], params: &Bm25Params) -> Vec<(u32, f32)> {
+        if self.live == 0 {
+            return Vec::new();
+        }
+        let avgdl = (self.total_len / self.live as f64) as f32;
+        let mut acc: HashMap<u32, f32> = HashMap::new();
+        for t in terms {
+            let Some(&id) = self.term_ids.get(t) else { continue };
+            let idf = self.idf(self.df[id as usize]);
+            for &(doc, tf) in &self.postings[id as usize] {
+                let d = self.docs[doc as usize];
+                if !d.alive {
+                    continue;
+                }
+                let norm = params.k1 * (1.0 - params.b + params.b * d.len / avgdl.max(f32::EPSILON));
+                *acc.entry(doc).or_default() += idf * tf * (params.k1 + 1.0) / (tf + norm);
+            }
+        }
+        acc.into_iter().collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn terms(s: &str) -> Vec<String> {
+        s.split_whitespace().map(str::to_string).collect()
+    }
+
+    #[test]
+    fn bm25_matches_hand_computed_values() {
+        let mut idx = Index::new();
+        idx.add(&terms("cat sat mat"), &[], 0.0);
+        idx.add(&terms("dog sat"), &[], 0.0);
+        idx.add(&terms("cat cat dog bird"), &[], 0.0);
+        let p = Bm25Params::default();
+        let mut s = idx.score(&terms("cat"), &p);
+        s.sort_by_key(|x| x.0);
+        // N = 3, n(cat) = 2: idf = ln(1 + 1.5 / 2.5) = ln 1.6; avgdl = 3.
+        let idf = 1.6f32.ln();
+        let doc0 = idf * 1.0 * 2.2 / (1.0 + 1.2 * (0.25 + 0.75 * 3.0 / 3.0));
+        let doc2 = idf * 2.0 * 2.2 / (2.0 + 1.2 * (0.25 + 0.75 * 4.0 / 3.0));
+        assert_eq!(s.len(), 2);
+        assert!((s[0].1 - doc0).abs() < 1e-5, "{} vs {doc0}", s[0].1);
+        assert!((s[1].1 - doc2).abs() < 1e-5, "{} vs {doc2}", s[1].1);
+    }
+
+    #[test]
+    fn removal_updates_statistics() {
+        let mut idx = Index::new();
+        let a = idx.add(&terms("alpha beta"), &[], 0.0);
+        idx.add(&terms("beta gamma"), &[], 0.0);
+        idx.remove(a);
+        assert_eq!(idx.live_docs(), 1);
+        assert!(idx.score(&terms("alpha"), &Bm25Params::default()).is_empty());
+        let s = idx.score(&terms("beta"), &Bm25Params::default());
+        // One live doc containing beta: idf = ln(1 + 0.5 / 1.5).
+        assert_eq!(s.len(), 1);
+        assert!((s[0].1 - (1.0f32 + 0.5 / 1.5).ln()).abs() < 1e-5);
+    }
+
+    #[test]
+    fn context_terms_weigh_less_than_text() {
+        let mut idx = Index::new();
+        let text = idx.add(&terms("paris trip"), &[], 0.3);
+        let ctx = idx.add(&terms("lovely photos"), &terms("paris trip"), 0.3);
+        let s: HashMap<u32, f32> = idx.score(&terms("paris"), &Bm25Params::default()).into_iter().collect();
+        assert!(s[&text] > s[&ctx] && s[&ctx] > 0.0);
+    }
+}

@@ -1,0 +1,632 @@
+//! Retrieval: what the model remembers for a query.
+//!
+//! Lexical BM25 over the analyzed text (see [`analyzer`]), cosine over
+//! embeddings when the host gives an embedder, fused by min-max weighting or
+//! reciprocal rank; then the design's scoring terms as options: time decay,
+//! the long-term source weight, importance, a relativity threshold, a score
+//! floor, MMR, per-scope top-k and per-entry truncation. Every hit carries
+//! its score breakdown (`explain`).
+
+pub mod analyzer;
+pub mod block;
+pub mod index;
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde::{Deserialize, Serialize};
+
+use crate::entry::Scope;
+use crate::error::{Error, Result};
+use crate::longterm::utc_day;
+use analyzer::{analyze, analyze_query};
+pub use index::Bm25Params;
+use index::Index;
+
+/// How age lowers a score.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub enum Decay {
+    /// No decay. The default: measured on LoCoMo, any decay costs recall
+    /// when memories span weeks (see docs/benchmarks.md).
+    #[default]
+    None,
+    /// The design's preset: 1.0 at age 0, linearly to 0.5 at 24 hours, 0.5 after.
+    Linear24h,
+    /// `0.5 ^ (age / halfLifeDays)`, floored at `decayFloor`.
+    HalfLife,
+}
+
+/// How lexical and vector scores combine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub enum Fusion {
+    /// Min-max normalize each signal over the candidates, then weight.
+    #[default]
+    Minmax,
+    /// Reciprocal rank fusion: sum of `1 / (rrfK + rank)`.
+    Rrf,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct SearchOptions {
+    pub top_k: u32,
+    /// Only these scopes (default: all).
+    pub scopes: Option<Vec<Scope>>,
+    /// At most this many hits per scope.
+    pub per_scope_top_k: Option<u32>,
+    /// "Now" for time decay, ms since the epoch (default: the clock).
+    pub now: Option<i64>,
+    pub decay: Decay,
+    pub half_life_days: f64,
+    pub decay_floor: f64,
+    /// Multiplier for long-term memories over session messages (the design's 1.2).
+    pub long_term_weight: f64,
+    /// How much importance moves a score: `x (1 + w (importance - 0.5))`.
+    pub importance_weight: f64,
+    /// Drop hits scoring below this share of the best hit.
+    pub relativity: f64,
+    /// Drop hits scoring below this (scores are in [0, 1] before weights).
+    pub min_score: f64,
+    /// MMR trade-off between relevance (1.0) and novelty; off when absent.
+    pub mmr_lambda: Option<f64>,
+    pub fusion: Fusion,
+    /// Weight of the lexical signal in min-max fusion.
+    pub alpha: f64,
+    pub rrf_k: f64,
+    /// Hit texts are cut to this many characters.
+    pub truncate_chars: u32,
+}
+
+impl Default for SearchOptions {
+    fn default() -> Self {
+        SearchOptions {
+            top_k: 10,
+            scopes: None,
+            per_scope_top_k: None,
+            now: None,
+            decay: Decay::None,
+            half_life_days: 30.0,
+            decay_floor: 0.5,
+            long_term_weight: 1.2,
+            importance_weight: 0.0,
+            relativity: 0.0,
+            min_score: 0.0,
+            mmr_lambda: None,
+            fusion: Fusion::Minmax,
+            alpha: 0.5,
+            rrf_k: 60.0,
+            truncate_chars: 1000,
+        }
+    }
+}
+
+impl SearchOptions {
+    pub const FIELDS: &'static [&'static str] = &[
+        "topK",
+        "scopes",
+        "perScopeTopK",
+        "now",
+        "decay",
+        "halfLifeDays",
+        "decayFloor",
+        "longTermWeight",
+        "importanceWeight",
+        "relativity",
+        "minScore",
+        "mmrLambda",
+        "fusion",
+        "alpha",
+        "rrfK",
+        "truncateChars",
+    ];
+
+    fn validate(&self) -> Result<()> {
+        let finite = [
+            self.half_life_days,
+            self.decay_floor,
+            self.long_term_weight,
+            self.importance_weight,
+            self.relativity,
+            self.min_score,
+            self.alpha,
+            self.rrf_k,
+        ];
+        if finite.iter().any(|x| !x.is_finite()) || self.half_life_days <= 0.0 || self.rrf_k <= 0.0 {
+            return Err(Error::invalid(
+                "search options must be finite numbers (halfLifeDays and rrfK positive)",
+            ));
+        }
+        if self.mmr_lambda.is_some_and(|l| !(0.0..=1.0).contains(&l)) {
+            return Err(Error::invalid("mmrLambda must be in [0, 1]"));
+        }
+        Ok(())
+    }
+}
+
+/// Why a hit scored what it did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Explain {
+    pub bm25: f64,
+    pub vector: Option<f64>,
+    /// The fused relevance in [0, 1].
+    pub relevance: f64,
+    pub decay: f64,
+    pub source_weight: f64,
+    pub importance_weight: f64,
+    /// Subtracted by MMR for similarity to better hits.
+    pub mmr_penalty: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Hit {
+    pub id: String,
+    pub score: f64,
+    pub text: String,
+    pub scope: Scope,
+    pub timestamp: i64,
+    pub long_term: bool,
+    pub explain: Explain,
+}
+
+/// A document to index.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IndexDoc {
+    pub id: String,
+    pub text: String,
+    /// Neighbouring text that helps find this one, at a lower weight.
+    pub context: Option<String>,
+    pub scope: Scope,
+    pub timestamp: i64,
+    pub importance: f32,
+    pub long_term: bool,
+    pub embedding: Option<Vec<f32>>,
+}
+
+struct Meta {
+    doc: IndexDoc,
+    vector_row: Option<usize>,
+}
+
+#[derive(Default)]
+pub struct Retriever {
+    index: Index,
+    params: Bm25Params,
+    docs: Vec<Option<Meta>>,
+    by_id: HashMap<String, u32>,
+    /// Unit vectors, contiguous, `dim` floats each.
+    vectors: Vec<f32>,
+    dim: usize,
+    /// Searches per UTC day and scope (`"2024-05-01|user"`).
+    searches: BTreeMap<String, u32>,
+}
+
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    // Four accumulators: the compiler vectorizes this (SIMD128 in wasm when
+    // enabled), and it is exact enough for ranking.
+    let mut acc = [0f32; 4];
+    let chunks = a.len() / 4 * 4;
+    for i in (0..chunks).step_by(4) {
+        for k in 0..4 {
+            acc[k] += a[i + k] * b[i + k];
+        }
+    }
+    let mut s = acc.iter().sum::<f32>();
+    for i in chunks..a.len() {
+        s += a[i] * b[i];
+    }
+    s
+}
+
+fn normalized(v: &[f32]) -> Option<Vec<f32>> {
+    let n = dot(v, v).sqrt();
+    (n.is_finite() && n > 0.0).then(|| v.iter().map(|x| x / n).collect())
+}
+
+impl Retriever {
+    pub fn new(params: Bm25Params) -> Self {
+        Retriever { params, ..Default::default() }
+    }
+
+    pub fn len(&self) -> usize {
+        self.by_id.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_id.is_empty()
+    }
+
+    /// Adds (or replaces) a document.
+    pub fn add(&mut self, doc: IndexDoc) -> Result<()> {
+        let vector_row = match &doc.embedding {
+            Some(v) => {
+                if self.dim != 0 && v.len() != self.dim {
+                    return Err(Error::invalid(format!(
+                        "embedding has {} dimensions; this index holds {}-dimensional vectors",
+                        v.len(),
+                        self.dim
+                    )));
+                }
+                let unit =
+                    normalized(v).ok_or_else(|| Error::invalid("embedding must be finite and non-zero"))?;
+                self.dim = v.len();
+                self.vectors.extend_from_slice(&unit);
+                Some(self.vectors.len() / self.dim - 1)
+            }
+            None => None,
+        };
+        self.remove(&doc.id);
+        let context = doc.context.as_deref().map(analyze).unwrap_or_default();
+        let n = self.index.add(&analyze(&doc.text), &context, self.params.context_weight);
+        self.by_id.insert(doc.id.clone(), n);
+        self.docs.push(Some(Meta { doc, vector_row }));
+        Ok(())
+    }
+
+    pub fn remove(&mut self, id: &str) -> bool {
+        match self.by_id.remove(id) {
+            Some(n) => {
+                self.index.remove(n);
+                self.docs[n as usize] = None;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Search counts per day and scope.
+    pub fn search_counts(&self) -> &BTreeMap<String, u32> {
+        &self.searches
+    }
+
+    pub fn search(
+        &mut self,
+        query: &str,
+        query_vector: Option<&[f32]>,
+        now: i64,
+        opts: &SearchOptions,
+    ) -> Result<Vec<Hit>> {
+        opts.validate()?;
+        let now = opts.now.unwrap_or(now);
+        let scopes: Vec<String> = match &opts.scopes {
+            Some(s) => s.iter().map(Scope::to_string).collect(),
+            None => vec!["all".into()],
+        };
+        for s in scopes {
+            *self.searches.entry(format!("{}|{s}", utc_day(now))).or_default() += 1;
+        }
+        let qv = match query_vector {
+            Some(v) if self.dim != 0 => {
+                if v.len() != self.dim {
+                    return Err(Error::invalid(format!(
+                        "query vector has {} dimensions, expected {}",
+                        v.len(),
+                        self.dim
+                    )));
+                }
+                Some(
+                    normalized(v)
+                        .ok_or_else(|| Error::invalid("query vector must be finite and non-zero"))?,
+                )
+            }
+            _ => None,
+        };
+
+        // Candidates: lexical matches, and with vectors every embedded doc.
+        let lexical: HashMap<u32, f32> =
+            self.index.score(&analyze_query(query), &self.params).into_iter().collect();
+        let mut cands: Vec<Candidate> = Vec::new();
+        for (n, m) in self.docs.iter().enumerate() {
+            let Some(m) = m else { continue };
+            if let Some(allowed) = &opts.scopes {
+                if !allowed.contains(&m.doc.scope) {
+                    continue;
+                }
+            }
+            let bm25 = lexical.get(&(n as u32)).copied();
+            let vector = match (&qv, m.vector_row) {
+                (Some(q), Some(row)) => {
+                    Some(dot(q, &self.vectors[row * self.dim..(row + 1) * self.dim]) as f64)
+                }
+                _ => None,
+            };
+            if bm25.is_some() || vector.is_some() {
+                cands.push((n as u32, bm25.unwrap_or(0.0) as f64, vector));
+            }
+        }
+        if cands.is_empty() {
+            return Ok(Vec::new());
+        }
+
+        let relevance = fuse(&cands, opts);
+        let mut hits: Vec<(u32, f64, Explain)> = cands
+            .iter()
+            .zip(relevance)
+            .map(|(&(n, bm25, vector), rel)| {
+                let m = &self.docs[n as usize].as_ref().expect("candidate is live").doc;
+                let age_days = (now - m.timestamp).max(0) as f64 / 86_400_000.0;
+                let decay = match opts.decay {
+                    Decay::None => 1.0,
+                    Decay::Linear24h => 1.0 - 0.5 * (age_days * 24.0).min(24.0) / 24.0,
+                    Decay::HalfLife => 0.5f64.powf(age_days / opts.half_life_days).max(opts.decay_floor),
+                };
+                let source_weight = if m.long_term { opts.long_term_weight } else { 1.0 };
+                let importance_weight = 1.0 + opts.importance_weight * (m.importance as f64 - 0.5);
+                let explain = Explain {
+                    bm25,
+                    vector,
+                    relevance: rel,
+                    decay,
+                    source_weight,
+                    importance_weight,
+                    mmr_penalty: 0.0,
+                };
+                (n, rel * decay * source_weight * importance_weight, explain)
+            })
+            .filter(|(_, s, e)| *s > 0.0 && e.relevance >= opts.min_score)
+            .collect();
+        // Best first; ties keep insertion (chronological) order.
+        hits.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        if let Some(best) = hits.first().map(|h| h.1) {
+            hits.retain(|h| h.1 >= opts.relativity * best);
+        }
+        if let Some(lambda) = opts.mmr_lambda {
+            hits = self.mmr(hits, lambda, (opts.top_k as usize * 4).max(20));
+        }
+
+        let mut per_scope: HashMap<String, u32> = HashMap::new();
+        let mut out = Vec::new();
+        for (n, score, explain) in hits {
+            if out.len() >= opts.top_k as usize {
+                break;
+            }
+            let m = &self.docs[n as usize].as_ref().expect("hit is live").doc;
+            if let Some(cap) = opts.per_scope_top_k {
+                let c = per_scope.entry(m.scope.to_string()).or_default();
+                if *c >= cap {
+                    continue;
+                }
+                *c += 1;
+            }
+            out.push(Hit {
+                id: m.id.clone(),
+                score,
+                text: m.text.chars().take(opts.truncate_chars as usize).collect(),
+                scope: m.scope.clone(),
+                timestamp: m.timestamp,
+                long_term: m.long_term,
+                explain,
+            });
+        }
+        Ok(out)
+    }
+
+    /// Maximal marginal relevance over the best `pool` hits: each pick
+    /// maximizes `lambda * score - (1 - lambda) * max similarity to the picks`
+    /// (cosine where both have vectors, else term-set Jaccard).
+    fn mmr(&self, hits: Vec<(u32, f64, Explain)>, lambda: f64, pool: usize) -> Vec<(u32, f64, Explain)> {
+        let (head, tail) = hits.split_at(hits.len().min(pool));
+        let mut left: Vec<(u32, f64, Explain)> = head.to_vec();
+        let mut picked: Vec<(u32, f64, Explain)> = Vec::with_capacity(left.len());
+        while !left.is_empty() {
+            let (best, value, penalty) = left
+                .iter()
+                .enumerate()
+                .map(|(i, (n, s, _))| {
+                    let sim = picked.iter().map(|(p, _, _)| self.similarity(*n, *p)).fold(0.0, f64::max);
+                    (i, lambda * s - (1.0 - lambda) * sim, (1.0 - lambda) * sim)
+                })
+                .fold((0, f64::MIN, 0.0), |acc, x| if x.1 > acc.1 { x } else { acc });
+            let (n, _, mut explain) = left.remove(best);
+            explain.mmr_penalty = penalty;
+            picked.push((n, value, explain));
+        }
+        picked.extend_from_slice(tail);
+        picked
+    }
+
+    fn similarity(&self, a: u32, b: u32) -> f64 {
+        let (ma, mb) = (self.docs[a as usize].as_ref(), self.docs[b as usize].as_ref());
+        if let (Some(ra), Some(rb)) = (ma.and_then(|m| m.vector_row), mb.and_then(|m| m.vector_row)) {
+            let d = self.dim;
+            return dot(&self.vectors[ra * d..(ra + 1) * d], &self.vectors[rb * d..(rb + 1) * d]) as f64;
+        }
+        let (ta, tb) = (self.index.terms_of(a), self.index.terms_of(b));
+        let inter = ta.iter().filter(|t| tb.binary_search(t).is_ok()).count();
+        let union = ta.len() + tb.len() - inter;
+        if union == 0 {
+            0.0
+        } else {
+            inter as f64 / union as f64
+        }
+    }
+}
+
+/// A candidate: document number, BM25 score, cosine (with vectors).
+type Candidate = (u32, f64, Option<f64>);
+
+/// Relevance in [0, 1] per candidate.
+fn fuse(cands: &[Candidate], opts: &SearchOptions) -> Vec<f64> {
+    let has_vectors = cands.iter().any(|c| c.2.is_some());
+    let minmax = |xs: Vec<f64>| -> Vec<f64> {
+        let (lo, hi) = xs.iter().fold((f64::MAX, f64::MIN), |(lo, hi), &x| (lo.min(x), hi.max(x)));
+        xs.iter()
+            .map(|&x| {
+                if hi > lo {
+                    (x - lo) / (hi - lo)
+                } else if hi > 0.0 {
+                    1.0
+                } else {
+                    0.0
+                }
+            })
+            .collect()
+    };
+    if !has_vectors {
+        let max = cands.iter().map(|c| c.1).fold(0.0, f64::max);
+        return cands.iter().map(|c| if max > 0.0 { c.1 / max } else { 0.0 }).collect();
+    }
+    match opts.fusion {
+        Fusion::Minmax => {
+            let lex = minmax(cands.iter().map(|c| c.1).collect());
+            let vec = minmax(cands.iter().map(|c| c.2.unwrap_or(-1.0)).collect());
+            lex.iter().zip(vec).map(|(l, v)| opts.alpha * l + (1.0 - opts.alpha) * v).collect()
+        }
+        Fusion::Rrf => {
+            let ranks = |key: &dyn Fn(&Candidate) -> Option<f64>| -> Vec<Option<usize>> {
+                let mut order: Vec<usize> = (0..cands.len())
+                    .filter(|&i| key(&cands[i]).is_some_and(|s| s > 0.0 || cands[i].2.is_some()))
+                    .collect();
+                order.sort_by(|&a, &b| {
+                    key(&cands[b]).unwrap_or(0.0).total_cmp(&key(&cands[a]).unwrap_or(0.0)).then(a.cmp(&b))
+                });
+                let mut r = vec![None; cands.len()];
+                for (rank, i) in order.into_iter().enumerate() {
+                    r[i] = Some(rank + 1);
+                }
+                r
+            };
+            let lex = ranks(&|c| (c.1 > 0.0).then_some(c.1));
+            let vec = ranks(&|c| c.2);
+            let raw: Vec<f64> = (0..cands.len())
+                .map(|i| {
+                    [lex[i], vec[i]].iter().flatten().map(|&r| 1.0 / (opts.rrf_k + r as f64)).sum::<f64>()
+                })
+                .collect();
+            let max = raw.iter().copied().fold(0.0, f64::max);
+            raw.iter().map(|r| if max > 0.0 { r / max } else { 0.0 }).collect()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DAY: i64 = 86_400_000;
+
+    fn doc(id: &str, text: &str, ts: i64) -> IndexDoc {
+        IndexDoc {
+            id: id.into(),
+            text: text.into(),
+            context: None,
+            scope: Scope::User,
+            timestamp: ts,
+            importance: 0.5,
+            long_term: true,
+            embedding: None,
+        }
+    }
+
+    fn ids(hits: &[Hit]) -> Vec<&str> {
+        hits.iter().map(|h| h.id.as_str()).collect()
+    }
+
+    #[test]
+    fn a_chinese_preference_is_found() {
+        let mut r = Retriever::new(Bm25Params::default());
+        r.add(doc("1", "我喜欢用 Rust 写代码", 0)).unwrap();
+        r.add(doc("2", "今天天气很好，我们去公园散步", 0)).unwrap();
+        r.add(doc("3", "我的猫叫小白", 0)).unwrap();
+        let hits = r.search("我喜欢用什么语言写代码?", None, DAY, &SearchOptions::default()).unwrap();
+        assert_eq!(hits[0].id, "1");
+        let one_char = r.search("猫", None, DAY, &SearchOptions::default()).unwrap();
+        assert_eq!(ids(&one_char), ["3"]);
+    }
+
+    #[test]
+    fn decay_presets() {
+        let mut r = Retriever::new(Bm25Params::default());
+        r.add(doc("old", "rust compiler notes", 0)).unwrap();
+        r.add(doc("new", "rust compiler notes", 10 * DAY)).unwrap();
+        let now = 10 * DAY;
+        let none = r.search("rust compiler", None, now, &SearchOptions::default()).unwrap();
+        assert_eq!(ids(&none), ["old", "new"], "no decay: ties keep insertion order");
+        let linear = SearchOptions { decay: Decay::Linear24h, ..Default::default() };
+        let hits = r.search("rust compiler", None, now, &linear).unwrap();
+        assert_eq!(ids(&hits), ["new", "old"]);
+        assert!((hits[1].explain.decay - 0.5).abs() < 1e-9);
+        let half = SearchOptions {
+            decay: Decay::HalfLife,
+            half_life_days: 10.0,
+            decay_floor: 0.0,
+            ..Default::default()
+        };
+        let hits = r.search("rust compiler", None, now, &half).unwrap();
+        assert!((hits[1].explain.decay - 0.5).abs() < 1e-9);
+    }
+
+    #[test]
+    fn thresholds_weights_and_scopes() {
+        let mut r = Retriever::new(Bm25Params::default());
+        r.add(doc("strong", "hiking hiking boots mountain trail", 0)).unwrap();
+        r.add(doc("weak", "bought boots", 0)).unwrap();
+        let mut agent = doc("agent", "mountain trail lessons", 0);
+        agent.scope = Scope::Agent("guide".into());
+        agent.long_term = false;
+        r.add(agent).unwrap();
+        let all = r.search("hiking boots mountain trail", None, 0, &SearchOptions::default()).unwrap();
+        assert_eq!(all[0].id, "strong");
+        assert!((all[0].explain.relevance - 1.0).abs() < 1e-9);
+        let rel = SearchOptions { relativity: 0.9, ..Default::default() };
+        assert_eq!(ids(&r.search("hiking boots mountain trail", None, 0, &rel).unwrap()), ["strong"]);
+        let floor = SearchOptions { min_score: 0.99, ..Default::default() };
+        assert_eq!(r.search("hiking boots mountain trail", None, 0, &floor).unwrap().len(), 1);
+        let scoped = SearchOptions { scopes: Some(vec![Scope::Agent("guide".into())]), ..Default::default() };
+        assert_eq!(ids(&r.search("mountain trail", None, 0, &scoped).unwrap()), ["agent"]);
+        let per = SearchOptions { per_scope_top_k: Some(1), ..Default::default() };
+        assert_eq!(r.search("mountain trail boots", None, 0, &per).unwrap().len(), 2);
+        assert!(all.iter().find(|h| h.id == "agent").unwrap().explain.source_weight == 1.0);
+        assert!(r.search_counts().values().sum::<u32>() >= 5);
+    }
+
+    #[test]
+    fn mmr_demotes_near_duplicates() {
+        let mut r = Retriever::new(Bm25Params::default());
+        r.add(doc("a", "paris trip museum louvre", 0)).unwrap();
+        r.add(doc("b", "paris trip museum louvre again", 0)).unwrap();
+        r.add(doc("c", "paris food croissant", 0)).unwrap();
+        let plain = r.search("paris trip", None, 0, &SearchOptions::default()).unwrap();
+        assert_eq!(ids(&plain)[..2], ["a", "b"]);
+        let mmr = SearchOptions { mmr_lambda: Some(0.3), ..Default::default() };
+        let hits = r.search("paris trip", None, 0, &mmr).unwrap();
+        assert_eq!(ids(&hits), ["a", "c", "b"]);
+        assert!(hits[2].explain.mmr_penalty > 0.0);
+    }
+
+    #[test]
+    fn hybrid_fusion_uses_vectors_and_rrf() {
+        let mut r = Retriever::new(Bm25Params::default());
+        let mut a = doc("lex", "quantum chromodynamics", 0);
+        a.embedding = Some(vec![1.0, 0.0]);
+        let mut b = doc("vec", "strong force between quarks", 0);
+        b.embedding = Some(vec![0.0, 1.0]);
+        r.add(a).unwrap();
+        r.add(b).unwrap();
+        let q = [0.0f32, 1.0];
+        let lexical_heavy = SearchOptions { alpha: 0.9, ..Default::default() };
+        assert_eq!(r.search("quantum chromodynamics", Some(&q), 0, &lexical_heavy).unwrap()[0].id, "lex");
+        let vector_heavy = SearchOptions { alpha: 0.1, ..Default::default() };
+        let hits = r.search("quantum chromodynamics", Some(&q), 0, &vector_heavy).unwrap();
+        assert_eq!(hits[0].id, "vec");
+        assert_eq!(hits[0].explain.vector, Some(1.0));
+        let rrf = SearchOptions { fusion: Fusion::Rrf, ..Default::default() };
+        assert_eq!(r.search("quantum chromodynamics", Some(&q), 0, &rrf).unwrap().len(), 2);
+        let mut bad = doc("bad", "x", 0);
+        bad.embedding = Some(vec![1.0, 0.0, 0.0]);
+        assert!(r.add(bad).is_err());
+    }
+
+    #[test]
+    fn removal_and_replacement() {
+        let mut r = Retriever::new(Bm25Params::default());
+        r.add(doc("1", "green tea", 0)).unwrap();
+        r.add(doc("1", "black coffee", 0)).unwrap();
+        assert!(r.search("tea", None, 0, &SearchOptions::default()).unwrap().is_empty());
+        assert_eq!(r.len(), 1);
+        assert!(r.remove("1"));
+        assert!(r.search("coffee", None, 0, &SearchOptions::default()).unwrap().is_empty());
+    }
+}
