@@ -21,7 +21,7 @@ pub struct Bm25Params {
 
 impl Default for Bm25Params {
     fn default() -> Self {
-        Bm25Params { k1: 1.2, b: 0.75, context_weight: 0.3 }
+        Bm25Params { k1: 1.2, b: 0.75, context_weight: 0.5 }
     }
 }
 

@@ -15,7 +15,9 @@ use super::indexeddb::IndexedDbStore;
 use super::js_store::JsStore;
 use super::tokenizer::JsTokenizer;
 use super::types::{JsContextRequest, JsMemoryOptions, JsMessageInput, JsSessionUsage, JsUsageReport};
-use super::{describe, from_js, js_count, js_error, js_string, to_js, to_js_json, JsClock};
+use super::{
+    describe, from_js, js_count, js_error, js_string, shallow_copy, take_field, to_js, to_js_json, JsClock,
+};
 use crate::error::{Error, Result};
 use crate::ports::LocalBoxFuture;
 use crate::session::{ContextRequest, LongTermSource, NewMessage, Session, SessionOptions};
@@ -56,13 +58,6 @@ const SESSION_FIELDS: &[&str] = &[
     "summaryBudget",
     "longTermBudget",
 ];
-
-fn take_field(obj: &JsValue, name: &str) -> std::result::Result<JsValue, JsValue> {
-    let key = JsValue::from_str(name);
-    let v = js_sys::Reflect::get(obj, &key)?;
-    js_sys::Reflect::delete_property(obj.unchecked_ref::<js_sys::Object>(), &key)?;
-    Ok(v)
-}
 
 fn validate_namespace(ns: &str) -> Result<()> {
     if ns.is_empty() || ns.contains('/') {
@@ -111,8 +106,7 @@ impl JsMemory {
             }
             // Work on a shallow copy: the hooks and store are taken out, the
             // rest is plain data.
-            let copy: JsValue =
-                js_sys::Object::assign(&js_sys::Object::new(), options.unchecked_ref()).into();
+            let copy = shallow_copy(&options);
             let store_spec = take_field(&copy, "store")?;
             let long_term = take_field(&copy, "longTerm")?;
             let long_term = match long_term.dyn_into::<Function>() {

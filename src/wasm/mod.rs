@@ -8,6 +8,7 @@ mod entry;
 pub mod indexeddb;
 mod js_store;
 mod memory;
+mod search;
 mod tokenizer;
 mod types;
 
@@ -77,6 +78,20 @@ pub(crate) fn to_js_json<T: serde::Serialize>(value: &T) -> Result<JsValue, JsVa
     let json = serde_json::to_string(value)
         .map_err(|e| js_error(Error::new(ErrorCode::InvalidInput, format!("cannot convert result: {e}"))))?;
     js_sys::JSON::parse(&json)
+}
+
+/// A shallow copy of a JS object, for taking fields out of it.
+pub(crate) fn shallow_copy(obj: &JsValue) -> JsValue {
+    js_sys::Object::assign(&js_sys::Object::new(), obj.unchecked_ref()).into()
+}
+
+/// Removes `name` from `obj` (a copy the caller owns) and returns its value:
+/// hooks, stores and vectors are taken out before the rest is read as data.
+pub(crate) fn take_field(obj: &JsValue, name: &str) -> Result<JsValue, JsValue> {
+    let key = JsValue::from_str(name);
+    let v = js_sys::Reflect::get(obj, &key)?;
+    js_sys::Reflect::delete_property(obj.unchecked_ref::<js_sys::Object>(), &key)?;
+    Ok(v)
 }
 
 /// A string argument from JS, rejecting other types with a typed error

@@ -180,6 +180,77 @@ export interface SessionUsage {
   compressionDue: boolean;
 }
 
+export interface IndexDocument {
+  id: string;
+  text: string;
+  /** Neighbouring text that helps find this document, at a lower weight. */
+  context?: string;
+  /** Default "user". */
+  scope?: Scope;
+  /** ms since the epoch; default now. */
+  timestamp?: number;
+  /** 0 to 1; default 0.5. */
+  importance?: number;
+  /** Long-term memories get `longTermWeight`; default true. */
+  longTerm?: boolean;
+  embedding?: Float32Array | number[];
+}
+
+export interface SearchOptions {
+  /** Default 10. */
+  topK?: number;
+  scopes?: Scope[];
+  perScopeTopK?: number;
+  /** "Now" for time decay (ms); default the clock. */
+  now?: number;
+  /** Default "none" (measured best on LoCoMo); "linear24h" is the design's preset. */
+  decay?: "none" | "linear24h" | "halfLife";
+  /** Default 30. */
+  halfLifeDays?: number;
+  /** Default 0.5. */
+  decayFloor?: number;
+  /** Default 1.2. */
+  longTermWeight?: number;
+  /** Default 0. */
+  importanceWeight?: number;
+  /** Drop hits below this share of the best; default 0. */
+  relativity?: number;
+  /** Drop hits whose relevance is below this; default 0. */
+  minScore?: number;
+  /** MMR lambda in [0, 1]; off when absent. */
+  mmrLambda?: number;
+  /** Default "minmax". */
+  fusion?: "minmax" | "rrf";
+  /** Lexical weight in min-max fusion; default 0.5. */
+  alpha?: number;
+  /** Default 60. */
+  rrfK?: number;
+  /** Default 1000. */
+  truncateChars?: number;
+  /** The query's embedding, for hybrid search. */
+  vector?: Float32Array | number[];
+}
+
+export interface Explain {
+  bm25: number;
+  vector?: number | null;
+  relevance: number;
+  decay: number;
+  sourceWeight: number;
+  importanceWeight: number;
+  mmrPenalty: number;
+}
+
+export interface Hit {
+  id: string;
+  score: number;
+  text: string;
+  scope: Scope;
+  timestamp: number;
+  longTerm: boolean;
+  explain: Explain;
+}
+
 export interface Usage { calls: number; inputTokens: number; outputTokens: number; }
 
 export interface UsageReport extends Usage {
@@ -212,4 +283,8 @@ extern "C" {
     pub type JsContextRequest;
     #[wasm_bindgen(typescript_type = "SessionUsage")]
     pub type JsSessionUsage;
+    #[wasm_bindgen(typescript_type = "IndexDocument")]
+    pub type JsIndexDoc;
+    #[wasm_bindgen(typescript_type = "SearchOptions")]
+    pub type JsSearchOptions;
 }

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Scores the LoCoMo ranker on the dev split, lexical then hybrid, as
+# documented in docs/benchmarks.md. The data stays in ../shared/data/locomo
+# (CC BY-NC: never copied into this repository).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+data="${LOCOMO_DATA:-../shared/data/locomo}"
+[ -f pkg/node.js ] || bash scripts/build.sh >/dev/null
+python3 -c "import numpy" 2>/dev/null || python3 -m pip install --quiet numpy
+echo "== lexical"
+python3 "$data/bench.py" eval --data "$data" --ranker ext --cmd "node benches/locomo-ranker.mjs"
+echo "== hybrid (shipped MiniLM vectors)"
+python3 "$data/bench.py" eval --data "$data" --ranker ext --ext-embeddings --cmd "node benches/locomo-ranker.mjs --hybrid"

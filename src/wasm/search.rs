@@ -1,0 +1,137 @@
+//! `SearchIndex` for JS: the retrieval core on documents the host adds
+//! directly (the LoCoMo ranker, or an app indexing its own records).
+
+use js_sys::Float32Array;
+use serde::Deserialize;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+
+use super::types::{JsIndexDoc, JsSearchOptions};
+use super::{from_js, js_error, js_string, now_ms, shallow_copy, take_field, to_js_json};
+use crate::entry::Scope;
+use crate::error::Error;
+use crate::retrieval::{Bm25Params, IndexDoc, Retriever, SearchOptions};
+
+/// A vector from a `Float32Array` or an array of numbers.
+pub(crate) fn js_vector(value: &JsValue, what: &str) -> Result<Option<Vec<f32>>, JsValue> {
+    if value.is_undefined() || value.is_null() {
+        return Ok(None);
+    }
+    if let Some(a) = value.dyn_ref::<Float32Array>() {
+        return Ok(Some(a.to_vec()));
+    }
+    if js_sys::Array::is_array(value) {
+        let v: Vec<f32> = serde_wasm_bindgen::from_value(value.clone())
+            .map_err(|_| js_error(Error::invalid(format!("{what} must contain only numbers"))))?;
+        return Ok(Some(v));
+    }
+    Err(js_error(Error::invalid(format!("{what} must be a Float32Array or an array of numbers"))))
+}
+
+/// Takes `name` out of a copy of `obj`, so the rest deserializes as plain data.
+fn split_field(obj: &JsValue, name: &str) -> Result<(JsValue, JsValue), JsValue> {
+    if !obj.is_object() {
+        return Ok((obj.clone(), JsValue::UNDEFINED));
+    }
+    let copy = shallow_copy(obj);
+    let v = take_field(&copy, name)?;
+    Ok((copy, v))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct DocInput {
+    id: String,
+    text: String,
+    #[serde(default)]
+    context: Option<String>,
+    #[serde(default)]
+    scope: Option<Scope>,
+    #[serde(default)]
+    timestamp: Option<f64>,
+    #[serde(default)]
+    importance: Option<f32>,
+    #[serde(default)]
+    long_term: Option<bool>,
+}
+
+const DOC_FIELDS: &[&str] = &["id", "text", "context", "scope", "timestamp", "importance", "longTerm"];
+
+/// Parses search options, with an optional query `vector`.
+pub(crate) fn parse_search_options(options: JsValue) -> Result<(SearchOptions, Option<Vec<f32>>), JsValue> {
+    if options.is_undefined() || options.is_null() {
+        return Ok((SearchOptions::default(), None));
+    }
+    let (rest, vector) = split_field(&options, "vector")?;
+    let opts: SearchOptions = from_js(rest, "search options", SearchOptions::FIELDS)?;
+    Ok((opts, js_vector(&vector, "vector")?))
+}
+
+#[wasm_bindgen(js_name = SearchIndex)]
+pub struct JsSearchIndex(Retriever);
+
+#[wasm_bindgen(js_class = SearchIndex)]
+impl JsSearchIndex {
+    /// `options`: BM25 `k1` (1.2), `b` (0.75), `contextWeight` (0.5).
+    #[wasm_bindgen(constructor)]
+    pub fn new(options: JsValue) -> Result<JsSearchIndex, JsValue> {
+        let params: Bm25Params = if options.is_undefined() || options.is_null() {
+            Bm25Params::default()
+        } else {
+            from_js(options, "index options", &["k1", "b", "contextWeight"])?
+        };
+        if !(params.k1.is_finite()
+            && params.k1 >= 0.0
+            && (0.0..=1.0).contains(&params.b)
+            && params.context_weight >= 0.0)
+        {
+            return Err(js_error(Error::invalid("k1 must be >= 0, b in [0, 1], contextWeight >= 0")));
+        }
+        Ok(JsSearchIndex(Retriever::new(params)))
+    }
+
+    /// Adds or replaces a document (`embedding`: Float32Array or numbers).
+    pub fn add(&mut self, doc: JsIndexDoc) -> Result<(), JsValue> {
+        let (rest, embedding) = split_field(&doc.into(), "embedding")?;
+        let d: DocInput = from_js(rest, "document", DOC_FIELDS)?;
+        let timestamp = match d.timestamp {
+            Some(t) if t.is_finite() => t as i64,
+            Some(_) => return Err(js_error(Error::invalid("timestamp must be a finite number"))),
+            None => now_ms(),
+        };
+        let importance = d.importance.unwrap_or(0.5);
+        if !(0.0..=1.0).contains(&importance) {
+            return Err(js_error(Error::invalid("importance must be a number from 0 to 1")));
+        }
+        self.0
+            .add(IndexDoc {
+                id: d.id,
+                text: d.text,
+                context: d.context,
+                scope: d.scope.unwrap_or(Scope::User),
+                timestamp,
+                importance,
+                long_term: d.long_term.unwrap_or(true),
+                embedding: js_vector(&embedding, "embedding")?,
+            })
+            .map_err(js_error)
+    }
+
+    pub fn remove(&mut self, id: JsValue) -> Result<bool, JsValue> {
+        Ok(self.0.remove(&js_string(&id, "id")?))
+    }
+
+    #[wasm_bindgen(getter)]
+    pub fn size(&self) -> u32 {
+        self.0.len() as u32
+    }
+
+    /// Best hits first, each with its score breakdown in `explain`.
+    #[wasm_bindgen(unchecked_return_type = "Hit[]")]
+    pub fn search(&mut self, query: JsValue, options: Option<JsSearchOptions>) -> Result<JsValue, JsValue> {
+        let query = js_string(&query, "query")?;
+        let (opts, vector) = parse_search_options(options.map_or(JsValue::UNDEFINED, Into::into))?;
+        let hits = self.0.search(&query, vector.as_deref(), now_ms(), &opts).map_err(js_error)?;
+        to_js_json(&hits)
+    }
+}
