@@ -194,11 +194,18 @@ fn default_importance() -> f32 {
 }
 
 /// Makes a UUID v7 for a memory created at `timestamp_ms`. The time part
-/// comes from the injected clock, not the system's, so tests are exact.
+/// comes from the injected clock, not the system's, so tests are exact; a
+/// counter keeps ids made in the same millisecond increasing, so sorting by
+/// id is creation order (a superseding memory sorts after what it replaced).
 pub fn new_id(timestamp_ms: i64) -> String {
+    thread_local! {
+        static CONTEXT: uuid::ContextV7 = const { uuid::ContextV7::new() };
+    }
     let ms = timestamp_ms.max(0) as u64;
-    let ts = uuid::Timestamp::from_unix(uuid::NoContext, ms / 1000, ((ms % 1000) * 1_000_000) as u32);
-    uuid::Uuid::new_v7(ts).to_string()
+    CONTEXT.with(|ctx| {
+        let ts = uuid::Timestamp::from_unix(ctx, ms / 1000, ((ms % 1000) * 1_000_000) as u32);
+        uuid::Uuid::new_v7(ts).to_string()
+    })
 }
 
 impl MemoryEntry {
@@ -290,6 +297,12 @@ mod tests {
         assert!(a < b && b < c, "{a} {b} {c}");
         let parsed = uuid::Uuid::parse_str(&a).unwrap();
         assert_eq!(parsed.get_version_num(), 7);
+    }
+
+    #[test]
+    fn ids_made_in_one_millisecond_still_increase() {
+        let ids: Vec<String> = (0..1000).map(|_| new_id(1_700_000_000_000)).collect();
+        assert!(ids.windows(2).all(|w| w[0] < w[1]));
     }
 
     #[test]

@@ -24,6 +24,7 @@ pub mod error;
 pub mod longterm;
 pub mod message;
 pub mod ports;
+pub mod recall;
 pub mod retrieval;
 pub mod session;
 pub mod store;

@@ -124,12 +124,15 @@ impl Index {
     }
 
     /// BM25 scores of the live documents matching any of `terms`, unsorted.
+    /// Scores accumulate in a dense array indexed by document (no hashing
+    /// on the hot path); only touched entries are read back.
     pub fn score(&self, terms: &[String], params: &Bm25Params) -> Vec<(u32, f32)> {
         if self.live == 0 {
             return Vec::new();
         }
         let avgdl = (self.total_len / self.live as f64) as f32;
-        let mut acc: HashMap<u32, f32> = HashMap::new();
+        let mut acc = vec![0f32; self.docs.len()];
+        let mut touched: Vec<u32> = Vec::new();
         for t in terms {
             let Some(&id) = self.term_ids.get(t) else { continue };
             let idf = self.idf(self.df[id as usize]);
@@ -139,10 +142,14 @@ impl Index {
                     continue;
                 }
                 let norm = params.k1 * (1.0 - params.b + params.b * d.len / avgdl.max(f32::EPSILON));
-                *acc.entry(doc).or_default() += idf * tf * (params.k1 + 1.0) / (tf + norm);
+                let slot = &mut acc[doc as usize];
+                if *slot == 0.0 {
+                    touched.push(doc);
+                }
+                *slot += idf * tf * (params.k1 + 1.0) / (tf + norm);
             }
         }
-        acc.into_iter().collect()
+        touched.into_iter().map(|d| (d, acc[d as usize])).filter(|(_, s)| *s > 0.0).collect()
     }
 }
 

@@ -11,6 +11,7 @@ pub mod analyzer;
 pub mod block;
 pub mod index;
 
+use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
 
 use serde::{Deserialize, Serialize};
@@ -199,8 +200,9 @@ pub struct Retriever {
     /// Unit vectors, contiguous, `dim` floats each.
     vectors: Vec<f32>,
     dim: usize,
-    /// Searches per UTC day and scope (`"2024-05-01|user"`).
-    searches: BTreeMap<String, u32>,
+    /// Searches per UTC day and scope (`"2024-05-01|user"`); a search only
+    /// reads the index, so this count is the one thing it changes.
+    searches: RefCell<BTreeMap<String, u32>>,
 }
 
 fn dot(a: &[f32], b: &[f32]) -> f32 {
@@ -236,6 +238,10 @@ impl Retriever {
 
     pub fn is_empty(&self) -> bool {
         self.by_id.is_empty()
+    }
+
+    pub fn contains(&self, id: &str) -> bool {
+        self.by_id.contains_key(id)
     }
 
     /// Adds (or replaces) a document.
@@ -277,12 +283,12 @@ impl Retriever {
     }
 
     /// Search counts per day and scope.
-    pub fn search_counts(&self) -> &BTreeMap<String, u32> {
-        &self.searches
+    pub fn search_counts(&self) -> BTreeMap<String, u32> {
+        self.searches.borrow().clone()
     }
 
     pub fn search(
-        &mut self,
+        &self,
         query: &str,
         query_vector: Option<&[f32]>,
         now: i64,
@@ -295,7 +301,7 @@ impl Retriever {
             None => vec!["all".into()],
         };
         for s in scopes {
-            *self.searches.entry(format!("{}|{s}", utc_day(now))).or_default() += 1;
+            *self.searches.borrow_mut().entry(format!("{}|{s}", utc_day(now))).or_default() += 1;
         }
         let qv = match query_vector {
             Some(v) if self.dim != 0 => {
@@ -315,25 +321,29 @@ impl Retriever {
         };
 
         // Candidates: lexical matches, and with vectors every embedded doc.
-        let lexical: HashMap<u32, f32> =
-            self.index.score(&analyze_query(query), &self.params).into_iter().collect();
+        let lexical = self.index.score(&analyze_query(query), &self.params);
+        let in_scope = |m: &Meta| opts.scopes.as_ref().is_none_or(|allowed| allowed.contains(&m.doc.scope));
         let mut cands: Vec<Candidate> = Vec::new();
-        for (n, m) in self.docs.iter().enumerate() {
-            let Some(m) = m else { continue };
-            if let Some(allowed) = &opts.scopes {
-                if !allowed.contains(&m.doc.scope) {
-                    continue;
+        match &qv {
+            None => {
+                for (n, bm25) in lexical {
+                    if self.docs[n as usize].as_ref().is_some_and(in_scope) {
+                        cands.push((n, bm25 as f64, None));
+                    }
                 }
             }
-            let bm25 = lexical.get(&(n as u32)).copied();
-            let vector = match (&qv, m.vector_row) {
-                (Some(q), Some(row)) => {
-                    Some(dot(q, &self.vectors[row * self.dim..(row + 1) * self.dim]) as f64)
+            Some(q) => {
+                let lexical: HashMap<u32, f32> = lexical.into_iter().collect();
+                for (n, m) in self.docs.iter().enumerate() {
+                    let Some(m) = m.as_ref().filter(|m| in_scope(m)) else { continue };
+                    let vector = m
+                        .vector_row
+                        .map(|row| dot(q, &self.vectors[row * self.dim..(row + 1) * self.dim]) as f64);
+                    let bm25 = lexical.get(&(n as u32)).copied();
+                    if bm25.is_some() || vector.is_some() {
+                        cands.push((n as u32, bm25.unwrap_or(0.0) as f64, vector));
+                    }
                 }
-                _ => None,
-            };
-            if bm25.is_some() || vector.is_some() {
-                cands.push((n as u32, bm25.unwrap_or(0.0) as f64, vector));
             }
         }
         if cands.is_empty() {
@@ -367,8 +377,17 @@ impl Retriever {
             })
             .filter(|(_, s, e)| *s > 0.0 && e.relevance >= opts.min_score)
             .collect();
-        // Best first; ties keep insertion (chronological) order.
-        hits.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        // Best first; ties keep insertion (chronological) order. Only the
+        // head that can be returned is sorted.
+        let order =
+            |a: &(u32, f64, Explain), b: &(u32, f64, Explain)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+        let head =
+            if opts.per_scope_top_k.is_some() { usize::MAX } else { (opts.top_k as usize * 4).max(50) };
+        if hits.len() > head {
+            hits.select_nth_unstable_by(head, order);
+            hits.truncate(head);
+        }
+        hits.sort_by(order);
         if let Some(best) = hits.first().map(|h| h.1) {
             hits.retain(|h| h.1 >= opts.relativity * best);
         }

@@ -50,7 +50,7 @@ impl EntryInput {
 
     /// Fills defaults (a user conversation message in the session, now) and
     /// validates the result.
-    pub(crate) fn into_entry(self, now: i64) -> Result<MemoryEntry> {
+    pub(crate) fn into_entry(self, now: i64, default_scope: Scope) -> Result<MemoryEntry> {
         let timestamp = match self.timestamp {
             None => now,
             Some(t) if t.is_finite() && t >= 0.0 && t.fract() == 0.0 => t as i64,
@@ -61,15 +61,18 @@ impl EntryInput {
             }
         };
         let role = self.role.unwrap_or(Role::User);
-        let kind =
-            self.kind.unwrap_or(if role == Role::Tool { Kind::ToolResult } else { Kind::Conversation });
+        let kind = self.kind.unwrap_or(match (role, &default_scope) {
+            (Role::Tool, _) => Kind::ToolResult,
+            (_, Scope::Session) => Kind::Conversation,
+            _ => Kind::Fact,
+        });
         let mut tokens = TokenCounts::default();
         let entry = MemoryEntry {
             id: new_id(timestamp),
             content: self.content,
             kind,
             role,
-            scope: self.scope.unwrap_or(Scope::Session),
+            scope: self.scope.unwrap_or(default_scope),
             timestamp,
             metadata: self.metadata,
             importance: self.importance.unwrap_or(0.5),
@@ -89,6 +92,6 @@ impl EntryInput {
 #[wasm_bindgen(js_name = createEntry)]
 pub fn create_entry(input: JsEntryInput) -> std::result::Result<JsMemoryEntry, JsValue> {
     let input: EntryInput = from_js(input.into(), "entry", EntryInput::FIELDS)?;
-    let entry = input.into_entry(now_ms()).map_err(js_error)?;
+    let entry = input.into_entry(now_ms(), Scope::Session).map_err(js_error)?;
     Ok(to_js(&entry)?.unchecked_into())
 }

@@ -11,15 +11,23 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::{future_to_promise, JsFuture};
 
+use super::entry::EntryInput;
 use super::indexeddb::IndexedDbStore;
 use super::js_store::JsStore;
+use super::locks::with_lock;
+use super::search::parse_search_options;
 use super::tokenizer::JsTokenizer;
 use super::types::{JsContextRequest, JsMemoryOptions, JsMessageInput, JsSessionUsage, JsUsageReport};
+use super::types::{JsEntryInput, JsSearchOptions};
 use super::{
     describe, from_js, js_count, js_error, js_string, shallow_copy, take_field, to_js, to_js_json, JsClock,
 };
+use crate::dedup::DedupOptions;
+use crate::entry::Scope;
 use crate::error::{Error, Result};
+use crate::longterm::ExportDocument;
 use crate::ports::LocalBoxFuture;
+use crate::recall::{Recall, RecallOptions, RecallSource};
 use crate::session::{ContextRequest, LongTermSource, NewMessage, Session, SessionOptions};
 use crate::store::{MemoryStore, Store};
 use crate::tokens::{Estimate, Tokenizer};
@@ -82,6 +90,9 @@ async fn open_store(spec: JsValue, namespace: &str) -> Result<Rc<dyn Store>> {
 #[wasm_bindgen(js_name = Memory)]
 pub struct JsMemory {
     session: Rc<Mutex<Session>>,
+    recall: Rc<Mutex<Recall>>,
+    /// The Web Lock that serializes long-term writes across tabs.
+    lock_name: String,
     long_term: Option<Rc<JsLongTerm>>,
 }
 
@@ -108,6 +119,17 @@ impl JsMemory {
             // rest is plain data.
             let copy = shallow_copy(&options);
             let store_spec = take_field(&copy, "store")?;
+            let recall_options = RecallOptions {
+                agent_id: match take_field(&copy, "agentId")? {
+                    v if v.is_undefined() || v.is_null() => None,
+                    v => Some(js_string(&v, "agentId")?),
+                },
+                dedup: match take_field(&copy, "dedup")? {
+                    v if v.is_undefined() || v.is_null() => DedupOptions::default(),
+                    v => from_js(v, "dedup options", &["jaccard", "levenshtein", "shortTextChars"])?,
+                },
+                ..RecallOptions::default()
+            };
             let long_term = take_field(&copy, "longTerm")?;
             let long_term = match long_term.dyn_into::<Function>() {
                 Ok(f) => Some(Rc::new(JsLongTerm(f))),
@@ -119,10 +141,20 @@ impl JsMemory {
             let options: SessionOptions = from_js(copy, "memory options", SESSION_FIELDS)?;
             validate_namespace(&namespace).map_err(js_error)?;
             let store = open_store(store_spec, &namespace).await.map_err(js_error)?;
-            let session = Session::open(&session_id, store, tokenizer, Rc::new(JsClock), options)
+            let clock: Rc<dyn crate::clock::Clock> = Rc::new(JsClock);
+            let lock_name = format!("agent-memory/{namespace}");
+            let recall = with_lock(&lock_name, Recall::open(store.clone(), clock.clone(), recall_options))
                 .await
                 .map_err(js_error)?;
-            Ok(JsMemory { session: Rc::new(Mutex::new(session)), long_term }.into())
+            let session =
+                Session::open(&session_id, store, tokenizer, clock, options).await.map_err(js_error)?;
+            Ok(JsMemory {
+                session: Rc::new(Mutex::new(session)),
+                recall: Rc::new(Mutex::new(recall)),
+                lock_name,
+                long_term,
+            }
+            .into())
         })
     }
 
@@ -147,11 +179,17 @@ impl JsMemory {
         };
         let session = self.session.clone();
         let long_term = self.long_term.clone();
+        let recall = self.recall.clone();
         promise(async move {
             let request = parsed?;
             let session = session.lock().await;
-            let source = long_term.as_deref().map(|l| l as &dyn LongTermSource);
-            let ctx = session.build_context(&request, source).await.map_err(js_error)?;
+            let recall = recall.lock().await;
+            let built_in = RecallSource { recall: &recall, tokenizer: session.tokenizer().as_ref() };
+            let source: &dyn LongTermSource = match long_term.as_deref() {
+                Some(hook) => hook,
+                None => &built_in,
+            };
+            let ctx = session.build_context(&request, Some(source)).await.map_err(js_error)?;
             let out = js_sys::Object::new();
             js_sys::Reflect::set(&out, &"messages".into(), &to_js_json(&ctx.messages)?)?;
             js_sys::Reflect::set(&out, &"report".into(), &to_js(&ctx.report)?)?;
@@ -203,8 +241,8 @@ impl JsMemory {
     }
 
     /// Every stored message of the session, oldest first.
-    #[wasm_bindgen(unchecked_return_type = "Promise<MemoryEntry[]>")]
-    pub fn history(&self) -> Promise {
+    #[wasm_bindgen(js_name = sessionHistory, unchecked_return_type = "Promise<MemoryEntry[]>")]
+    pub fn session_history(&self) -> Promise {
         let session = self.session.clone();
         promise(async move { to_js_json(&session.lock().await.history().await.map_err(js_error)?) })
     }
@@ -231,6 +269,172 @@ impl JsMemory {
     #[wasm_bindgen(getter, js_name = sessionId)]
     pub fn session_id(&self) -> std::result::Result<String, JsValue> {
         Ok(self.session.try_lock().ok_or_else(busy)?.id().to_string())
+    }
+}
+
+#[wasm_bindgen(js_class = Memory)]
+impl JsMemory {
+    /// Stores a long-term memory (default scope "user", kind "fact") unless
+    /// one already says it; a fuller version supersedes what it contains.
+    #[wasm_bindgen(unchecked_return_type = "Promise<Remembered>")]
+    pub fn remember(&self, memory: JsEntryInput) -> Promise {
+        let parsed: std::result::Result<EntryInput, JsValue> =
+            from_js(memory.into(), "memory", EntryInput::FIELDS);
+        self.with_recall(move |recall| {
+            Box::pin(async move {
+                let entry = parsed?.into_entry(crate::wasm::now_ms(), Scope::User).map_err(js_error)?;
+                to_js_json(&recall.remember(entry).await.map_err(js_error)?)
+            })
+        })
+    }
+
+    /// Stores `memory` and expires the memories `replaces` in its favour
+    /// (written first, expired after: a failure leaves both, never neither).
+    #[wasm_bindgen(unchecked_return_type = "Promise<MemoryEntry>")]
+    pub fn supersede(&self, memory: JsEntryInput, replaces: Vec<String>) -> Promise {
+        let parsed: std::result::Result<EntryInput, JsValue> =
+            from_js(memory.into(), "memory", EntryInput::FIELDS);
+        self.with_recall(move |recall| {
+            Box::pin(async move {
+                let entry = parsed?.into_entry(crate::wasm::now_ms(), Scope::User).map_err(js_error)?;
+                to_js_json(&recall.supersede(entry, &replaces).await.map_err(js_error)?)
+            })
+        })
+    }
+
+    /// Long-term memories for a query, best first, with `explain`.
+    #[wasm_bindgen(unchecked_return_type = "Promise<Hit[]>")]
+    pub fn search(&self, query: JsValue, options: Option<JsSearchOptions>) -> Promise {
+        let args = js_string(&query, "query")
+            .and_then(|q| Ok((q, parse_search_options(options.map_or(JsValue::UNDEFINED, Into::into))?)));
+        let recall = self.recall.clone();
+        promise(async move {
+            let (query, (opts, _vector)) = args?;
+            let recall = recall.lock().await;
+            to_js_json(&recall.search(&query, &opts).map_err(js_error)?)
+        })
+    }
+
+    /// The valid long-term memories, oldest first.
+    #[wasm_bindgen(unchecked_return_type = "Promise<MemoryEntry[]>")]
+    pub fn memories(&self) -> Promise {
+        let recall = self.recall.clone();
+        promise(async move { to_js_json(&recall.lock().await.memories()) })
+    }
+
+    /// Every version of a memory (superseded ones too), oldest first.
+    #[wasm_bindgen(unchecked_return_type = "Promise<MemoryEntry[]>")]
+    pub fn history(&self, id: JsValue) -> Promise {
+        let id = js_string(&id, "id");
+        let recall = self.recall.clone();
+        promise(async move { to_js_json(&recall.lock().await.history(&id?)) })
+    }
+
+    /// Restores what memory `id` superseded, and expires `id`.
+    #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
+    pub fn undo(&self, id: JsValue) -> Promise {
+        let id = js_string(&id, "id");
+        self.with_recall(move |recall| {
+            Box::pin(async move {
+                recall.undo(&id?).await.map_err(js_error)?;
+                Ok(JsValue::UNDEFINED)
+            })
+        })
+    }
+
+    /// Hard-deletes one long-term memory; resolves to whether it existed.
+    #[wasm_bindgen(unchecked_return_type = "Promise<boolean>")]
+    pub fn forget(&self, id: JsValue) -> Promise {
+        let id = js_string(&id, "id");
+        self.with_recall(move |recall| {
+            Box::pin(async move { Ok(JsValue::from_bool(recall.forget(&id?).await.map_err(js_error)?)) })
+        })
+    }
+
+    /// Hard-deletes every long-term memory of a scope; resolves to the count.
+    #[wasm_bindgen(js_name = forgetScope, unchecked_return_type = "Promise<number>")]
+    pub fn forget_scope(&self, scope: JsValue) -> Promise {
+        let scope = js_string(&scope, "scope").and_then(|s| s.parse::<Scope>().map_err(js_error));
+        self.with_recall(move |recall| {
+            Box::pin(async move { Ok(JsValue::from(recall.forget_scope(&scope?).await.map_err(js_error)?)) })
+        })
+    }
+
+    /// Hard-deletes the namespace's long-term memory and processed hashes.
+    #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
+    pub fn purge(&self) -> Promise {
+        self.with_recall(|recall| {
+            Box::pin(async move {
+                recall.purge().await.map_err(js_error)?;
+                Ok(JsValue::UNDEFINED)
+            })
+        })
+    }
+
+    /// The namespace's long-term memory as one versioned JSON document.
+    #[wasm_bindgen(js_name = exportMemories, unchecked_return_type = "Promise<ExportDocument>")]
+    pub fn export_memories(&self) -> Promise {
+        let recall = self.recall.clone();
+        promise(async move { to_js_json(&recall.lock().await.export()) })
+    }
+
+    /// Imports an export document; importing it twice changes nothing.
+    #[wasm_bindgen(js_name = importMemories, unchecked_return_type = "Promise<ImportReport>")]
+    pub fn import_memories(&self, document: JsValue) -> Promise {
+        let doc = js_sys::JSON::stringify(&document)
+            .map(String::from)
+            .map_err(|_| js_error(Error::invalid("the export document must be JSON-serializable")))
+            .and_then(|json| {
+                serde_json::from_str::<ExportDocument>(&json)
+                    .map_err(|e| js_error(Error::invalid(format!("invalid export document: {e}"))))
+            });
+        self.with_recall(move |recall| {
+            Box::pin(async move { to_js_json(&recall.import(doc?).await.map_err(js_error)?) })
+        })
+    }
+
+    /// Long-term counts by kind, scope, agent and day; storage size; searches per day and scope.
+    #[wasm_bindgen(unchecked_return_type = "Promise<MemoryStats>")]
+    pub fn stats(&self) -> Promise {
+        let recall = self.recall.clone();
+        promise(async move { to_js_json(&recall.lock().await.stats()) })
+    }
+}
+
+type RecallWork = Box<
+    dyn FnOnce(
+        &mut Recall,
+    ) -> std::pin::Pin<
+        Box<dyn std::future::Future<Output = std::result::Result<JsValue, JsValue>> + '_>,
+    >,
+>;
+
+impl JsMemory {
+    /// Runs a long-term write under the cross-tab lock, after catching up
+    /// with what other tabs wrote.
+    fn with_recall<F>(&self, work: F) -> Promise
+    where
+        F: for<'a> FnOnce(
+                &'a mut Recall,
+            ) -> std::pin::Pin<
+                Box<dyn std::future::Future<Output = std::result::Result<JsValue, JsValue>> + 'a>,
+            > + 'static,
+    {
+        let recall = self.recall.clone();
+        let lock_name = self.lock_name.clone();
+        let work: RecallWork = Box::new(work);
+        promise(async move {
+            let mut recall = recall.lock().await;
+            let mut out: std::result::Result<JsValue, JsValue> = Ok(JsValue::UNDEFINED);
+            with_lock(&lock_name, async {
+                recall.refresh().await?;
+                out = work(&mut recall).await;
+                Ok(())
+            })
+            .await
+            .map_err(js_error)?;
+            out
+        })
     }
 }
 

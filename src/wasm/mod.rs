@@ -7,6 +7,7 @@ mod budget;
 mod entry;
 pub mod indexeddb;
 mod js_store;
+mod locks;
 mod memory;
 mod search;
 mod tokenizer;

@@ -38,6 +38,10 @@ export interface MemoryEntry {
   toolCalls?: ToolCall[];
   toolCallId?: string;
   tokens: TokenCounts;
+  /** The memory that replaced this one. */
+  supersededBy?: string;
+  /** When this memory stopped being valid (ms). */
+  validTo?: number;
 }
 
 /** What `createEntry` takes; everything but `content` has a default. */
@@ -116,8 +120,11 @@ export interface MemoryOptions extends SessionOptions {
   sessionId: string;
   /** Default "memory" (ephemeral). */
   store?: "memory" | "indexeddb" | StorageAdapter;
-  /** Supplies the long-term memory block for a query, within about budgetTokens. */
+  /** Supplies the long-term memory block for a query, within about budgetTokens (default: the built-in retrieval). */
   longTerm?: (query: string, budgetTokens: number) => string | Promise<string>;
+  /** The agent whose memories ("agent:<id>") join the user profile in requests. */
+  agentId?: string;
+  dedup?: DedupOptions;
 }
 
 export interface ContextRequest {
@@ -249,6 +256,50 @@ export interface Hit {
   timestamp: number;
   longTerm: boolean;
   explain: Explain;
+}
+
+export type Similarity =
+  | { kind: "exact" } | { kind: "containedInExisting" } | { kind: "containsExisting" }
+  | { kind: "jaccard"; score: number } | { kind: "levenshtein"; score: number };
+
+/** What `remember` did. */
+export type Remembered =
+  | { outcome: "stored"; entry: MemoryEntry }
+  | { outcome: "superseded"; entry: MemoryEntry; superseded: string[] }
+  | { outcome: "duplicate"; existing: MemoryEntry; similarity: Similarity };
+
+export interface DedupOptions {
+  /** Character-bigram Jaccard threshold; default 0.7. */
+  jaccard?: number;
+  /** Levenshtein similarity threshold for short texts; default 0.8. */
+  levenshtein?: number;
+  /** Texts up to this many characters count as short; default 100. */
+  shortTextChars?: number;
+}
+
+export interface ExportDocument {
+  format: "agent-memory";
+  version: 1;
+  exportedAt: number;
+  entries: MemoryEntry[];
+  processed: Record<string, number>;
+}
+
+export interface ImportReport { added: number; updated: number; unchanged: number; }
+
+export interface MemoryStats {
+  total: number;
+  valid: number;
+  superseded: number;
+  byKind: Record<string, number>;
+  byScope: Record<string, number>;
+  byAgent: Record<string, number>;
+  /** Memories created per UTC day (YYYY-MM-DD). */
+  perDay: Record<string, number>;
+  storageBytes: number;
+  processedHashes: number;
+  /** Searches per "YYYY-MM-DD|scope". */
+  searches: Record<string, number>;
 }
 
 export interface Usage { calls: number; inputTokens: number; outputTokens: number; }

@@ -1,0 +1,282 @@
+//! Recall: long-term memory kept searchable. Every change to the long-term
+//! store is mirrored into the retrieval index, and the index answers the
+//! long-term block of each request.
+
+use std::rc::Rc;
+
+use serde::{Deserialize, Serialize};
+
+use crate::clock::Clock;
+use crate::dedup::DedupOptions;
+use crate::entry::{MemoryEntry, Scope};
+use crate::error::Result;
+use crate::longterm::{ExportDocument, ImportReport, LongTermMemory, LongTermStats, Remembered};
+use crate::ports::LocalBoxFuture;
+use crate::retrieval::block::long_term_block;
+use crate::retrieval::{Bm25Params, Hit, IndexDoc, Retriever, SearchOptions};
+use crate::session::LongTermSource;
+use crate::store::Store;
+use crate::tokens::Tokenizer;
+
+/// How the long-term block of a request is chosen.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct RecallOptions {
+    /// The agent whose memories join the user profile in the block.
+    pub agent_id: Option<String>,
+    /// Hits per scope (the enterprise design's per-scope top-k).
+    pub top_k_per_scope: u32,
+    /// Hits below this relevance are left out (the design's 0.3 floor).
+    pub min_score: f64,
+    /// Share of the block the user profile may take (the design's 60%).
+    pub user_share: f64,
+    pub dedup: DedupOptions,
+}
+
+impl Default for RecallOptions {
+    fn default() -> Self {
+        RecallOptions {
+            agent_id: None,
+            top_k_per_scope: 10,
+            min_score: 0.3,
+            user_share: 0.6,
+            dedup: DedupOptions::default(),
+        }
+    }
+}
+
+/// Searches, counted per day and scope, plus the store's own figures.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RecallStats {
+    #[serde(flatten)]
+    pub long_term: LongTermStats,
+    /// `"YYYY-MM-DD|scope"` -> searches.
+    pub searches: std::collections::BTreeMap<String, u32>,
+}
+
+pub struct Recall {
+    memory: LongTermMemory,
+    index: Retriever,
+    clock: Rc<dyn Clock>,
+    options: RecallOptions,
+}
+
+fn index_doc(e: &MemoryEntry) -> IndexDoc {
+    IndexDoc {
+        id: e.id.clone(),
+        text: e.content.clone(),
+        context: None,
+        scope: e.scope.clone(),
+        timestamp: e.timestamp,
+        importance: e.importance,
+        long_term: true,
+        embedding: None,
+    }
+}
+
+impl Recall {
+    /// Loads the namespace's long-term memory and indexes the valid part.
+    pub async fn open(store: Rc<dyn Store>, clock: Rc<dyn Clock>, options: RecallOptions) -> Result<Recall> {
+        let memory = LongTermMemory::open(store, clock.clone(), options.dedup).await?;
+        let mut recall = Recall { memory, index: Retriever::new(Bm25Params::default()), clock, options };
+        recall.reindex()?;
+        Ok(recall)
+    }
+
+    fn reindex(&mut self) -> Result<()> {
+        self.index = Retriever::new(Bm25Params::default());
+        for e in self.memory.valid() {
+            self.index.add(index_doc(e))?;
+        }
+        Ok(())
+    }
+
+    /// Brings the index in line with the store after a change (another tab
+    /// may have written too, so the whole valid set is compared by id).
+    fn sync(&mut self) -> Result<()> {
+        let valid: std::collections::HashSet<&str> =
+            self.memory.valid().iter().map(|e| e.id.as_str()).collect();
+        if valid.len() != self.index.len() || self.memory.valid().iter().any(|e| !self.index.contains(&e.id))
+        {
+            self.reindex()?;
+        }
+        Ok(())
+    }
+
+    pub async fn remember(&mut self, entry: MemoryEntry) -> Result<Remembered> {
+        let r = self.memory.remember(entry).await;
+        self.sync()?;
+        r
+    }
+
+    pub async fn supersede(&mut self, entry: MemoryEntry, old_ids: &[String]) -> Result<MemoryEntry> {
+        let r = self.memory.supersede(entry, old_ids).await;
+        self.sync()?;
+        r
+    }
+
+    pub async fn undo(&mut self, id: &str) -> Result<()> {
+        let r = self.memory.undo(id).await;
+        self.sync()?;
+        r
+    }
+
+    pub async fn forget(&mut self, id: &str) -> Result<bool> {
+        let r = self.memory.forget(id).await;
+        self.sync()?;
+        r
+    }
+
+    pub async fn forget_scope(&mut self, scope: &Scope) -> Result<u32> {
+        let r = self.memory.forget_scope(scope).await;
+        self.sync()?;
+        r
+    }
+
+    pub async fn purge(&mut self) -> Result<()> {
+        let r = self.memory.purge().await;
+        self.sync()?;
+        r
+    }
+
+    pub async fn import(&mut self, doc: ExportDocument) -> Result<ImportReport> {
+        let r = self.memory.import(doc).await;
+        self.sync()?;
+        r
+    }
+
+    /// Reloads when another tab changed the store.
+    pub async fn refresh(&mut self) -> Result<()> {
+        self.memory.refresh().await?;
+        self.sync()
+    }
+
+    pub fn export(&self) -> ExportDocument {
+        self.memory.export()
+    }
+
+    pub fn history(&self, id: &str) -> Vec<MemoryEntry> {
+        self.memory.history(id)
+    }
+
+    pub fn memories(&self) -> Vec<MemoryEntry> {
+        self.memory.valid().into_iter().cloned().collect()
+    }
+
+    pub fn long_term(&self) -> &LongTermMemory {
+        &self.memory
+    }
+
+    pub fn long_term_mut(&mut self) -> &mut LongTermMemory {
+        &mut self.memory
+    }
+
+    pub fn search(&self, query: &str, options: &SearchOptions) -> Result<Vec<Hit>> {
+        self.index.search(query, None, self.clock.now_ms(), options)
+    }
+
+    pub fn stats(&self) -> RecallStats {
+        RecallStats { long_term: self.memory.stats(), searches: self.index.search_counts() }
+    }
+
+    /// The block for a request: the user profile and this agent's memories.
+    pub fn block(&self, tok: &dyn Tokenizer, query: &str, budget: u32) -> Result<String> {
+        let mut scopes = vec![Scope::User];
+        if let Some(a) = &self.options.agent_id {
+            scopes.push(Scope::Agent(a.clone()));
+        }
+        let opts = SearchOptions {
+            top_k: self.options.top_k_per_scope * scopes.len() as u32,
+            per_scope_top_k: Some(self.options.top_k_per_scope),
+            min_score: self.options.min_score,
+            scopes: Some(scopes),
+            ..SearchOptions::default()
+        };
+        let hits = self.search(query, &opts)?;
+        Ok(long_term_block(tok, &hits, budget, self.options.user_share))
+    }
+}
+
+/// Recall as the long-term source of a request, counted with the session's tokenizer.
+pub struct RecallSource<'a> {
+    pub recall: &'a Recall,
+    pub tokenizer: &'a dyn Tokenizer,
+}
+
+impl LongTermSource for RecallSource<'_> {
+    fn block<'a>(&'a self, query: &'a str, budget_tokens: u32) -> LocalBoxFuture<'a, Result<String>> {
+        let r = self.recall.block(self.tokenizer, query, budget_tokens);
+        Box::pin(async move { r })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::ManualClock;
+    use crate::longterm::new_memory;
+    use crate::session::{ContextRequest, NewMessage, Session, SessionOptions};
+    use crate::store::MemoryStore;
+    use crate::tokens::Estimate;
+    use futures::executor::block_on;
+
+    #[test]
+    fn remembered_facts_reach_the_request_and_forgotten_ones_leave_it() {
+        let store: Rc<dyn Store> = Rc::new(MemoryStore::new());
+        let clock = Rc::new(ManualClock::new(1_700_000_000_000));
+        let options = RecallOptions { agent_id: Some("coder".into()), ..Default::default() };
+        let mut recall = block_on(Recall::open(store.clone(), clock.clone(), options.clone())).unwrap();
+        let Remembered::Stored { entry: fact } =
+            block_on(recall.remember(new_memory("我喜欢用 Rust 写代码", Scope::User, clock.now_ms())))
+                .unwrap()
+        else {
+            panic!()
+        };
+        block_on(recall.remember(new_memory(
+            "Prefers tabs over spaces in Go code",
+            Scope::Agent("coder".into()),
+            1,
+        )))
+        .unwrap();
+        block_on(recall.remember(new_memory("Secret of another agent", Scope::Agent("other".into()), 1)))
+            .unwrap();
+
+        // A new Memory on the same namespace: loaded at open, found by the query.
+        let recall = block_on(Recall::open(store.clone(), clock.clone(), options.clone())).unwrap();
+        let mut session = block_on(Session::open(
+            "s",
+            store.clone(),
+            Rc::new(Estimate),
+            clock.clone(),
+            SessionOptions::default(),
+        ))
+        .unwrap();
+        block_on(
+            session.add(NewMessage {
+                content: "我喜欢用什么语言写代码?".into(), ..Default::default()
+            }),
+        )
+        .unwrap();
+        let req = ContextRequest {
+            query: Some("我喜欢用什么语言写代码? go code".into()),
+            ..Default::default()
+        };
+        let source = RecallSource { recall: &recall, tokenizer: &Estimate };
+        let ctx = block_on(session.build_context(&req, Some(&source))).unwrap();
+        let system = &ctx.messages[0].content;
+        assert!(system.contains("我喜欢用 Rust 写代码"), "{system}");
+        assert!(system.contains("Prefers tabs"));
+        assert!(!system.contains("Secret of another agent"), "other agents' memories stay out");
+        assert!(system.find("User profile").unwrap() < system.find("Agent memory").unwrap());
+
+        let mut recall = recall;
+        assert!(block_on(recall.forget(&fact.id)).unwrap());
+        let ctx = block_on(
+            session.build_context(&req, Some(&RecallSource { recall: &recall, tokenizer: &Estimate })),
+        )
+        .unwrap();
+        assert!(!ctx.messages[0].content.contains("我喜欢用 Rust"));
+        assert!(recall.stats().searches.values().sum::<u32>() >= 2);
+    }
+}

@@ -1,0 +1,123 @@
+// Long-term memory and retrieval through Memory, on a Map-backed adapter
+// whose raw contents the tests read directly.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import * as am from "../../pkg/node.js";
+
+function mapAdapter(map = new Map()) {
+  return {
+    map,
+    async get(k) { return map.get(k); },
+    async put(k, v) { map.set(k, v); },
+    async delete(k) { map.delete(k); },
+    async list(prefix) { return [...map].filter(([k]) => k.startsWith(prefix)); },
+  };
+}
+const keys = (adapter, prefix) => [...adapter.map.keys()].filter((k) => k.startsWith(prefix));
+
+test("remember dedups, also across a new Memory, and a new Memory recalls the fact in context", async () => {
+  const adapter = mapAdapter();
+  const m = await am.Memory.open({ namespace: "alice", sessionId: "s1", store: adapter });
+  const first = await m.remember({ content: "我喜欢用 Rust 写代码" });
+  assert.equal(first.outcome, "stored");
+  assert.equal(first.entry.scope, "user");
+  assert.equal(first.entry.kind, "fact");
+  assert.equal((await m.remember({ content: "我喜欢用 rust 写代码。" })).outcome, "duplicate");
+  const results = await Promise.all([1, 2, 3].map(() => m.remember({ content: "Prefers dark mode" })));
+  assert.deepEqual(results.map((r) => r.outcome).sort(), ["duplicate", "duplicate", "stored"]);
+
+  const next = await am.Memory.open({ namespace: "alice", sessionId: "s2", store: adapter });
+  assert.equal((await next.remember({ content: "Prefers dark mode." })).outcome, "duplicate");
+  await next.add({ content: "我喜欢用什么语言写代码?" });
+  const { messages, report } = await next.buildContext({ query: "我喜欢用什么语言写代码?" });
+  assert.match(messages[0].content, /<memory>[\s\S]*我喜欢用 Rust 写代码[\s\S]*<\/memory>/);
+  assert.ok(report.longTerm > 0);
+  const hits = await next.search("我喜欢用什么语言写代码?");
+  assert.equal(hits[0].text, "我喜欢用 Rust 写代码");
+  assert.ok(hits[0].explain.bm25 > 0 && hits[0].explain.sourceWeight === 1.2);
+});
+
+test("versions: supersede, history and undo", async () => {
+  const m = await am.Memory.open({ namespace: "n", sessionId: "s" });
+  const old = (await m.remember({ content: "Lives in Paris" })).entry;
+  const moved = await m.supersede({ content: "Moved to Berlin in 2024" }, [old.id]);
+  const valid = (await m.memories()).map((e) => e.content);
+  assert.deepEqual(valid, ["Moved to Berlin in 2024"]);
+  const history = await m.history(old.id);
+  assert.deepEqual(history.map((e) => e.content), ["Lives in Paris", "Moved to Berlin in 2024"]);
+  assert.equal(history[0].supersededBy, moved.id);
+  assert.deepEqual((await m.search("Paris")).map((h) => h.text), [], "superseded memories leave retrieval");
+  await m.undo(moved.id);
+  assert.deepEqual((await m.memories()).map((e) => e.content), ["Lives in Paris"]);
+  assert.equal((await m.history(old.id)).length, 2);
+  const fuller = await m.remember({ content: "Lives in Paris, in the 11th arrondissement" });
+  assert.equal(fuller.outcome, "superseded");
+  assert.deepEqual(fuller.superseded, [old.id]);
+});
+
+test("forget, forgetScope and purge are hard deletes; agent scopes stay apart", async () => {
+  const adapter = mapAdapter();
+  const m = await am.Memory.open({ namespace: "n", sessionId: "s", store: adapter, agentId: "planner" });
+  const a = (await m.remember({ content: "Allergic to peanuts" })).entry;
+  await m.remember({ content: "Split tasks into steps of one hour", scope: "agent:planner" });
+  await m.remember({ content: "Never schedule meetings on Friday", scope: "agent:other" });
+  const { messages } = await m.buildContext({ query: "plan my friday tasks and snacks peanuts" });
+  assert.match(messages[0].content, /Split tasks/);
+  assert.doesNotMatch(messages[0].content, /Never schedule/, "another agent's memories stay out");
+  assert.equal(await m.forget(a.id), true);
+  assert.deepEqual(keys(adapter, `n/lt/entry/${a.id}`), []);
+  assert.equal(await m.forget(a.id), false);
+  assert.equal(await m.forgetScope("agent:other"), 1);
+  assert.equal((await m.memories()).length, 1);
+  await m.purge();
+  assert.deepEqual(keys(adapter, "n/lt/"), [], "nothing long-term left in the raw store");
+  await assert.rejects(m.forgetScope("team"), (e) => e.code === "INVALID_INPUT");
+});
+
+test("export, purge, import gives back the same state; import is idempotent", async () => {
+  const m = await am.Memory.open({ namespace: "n", sessionId: "s" });
+  await m.remember({ content: "Speaks French and German", importance: 0.8 });
+  await m.remember({ content: "Deploy with blue-green releases", scope: "agent:ops", kind: "fact" });
+  const before = await m.exportMemories();
+  assert.equal(before.format, "agent-memory");
+  assert.equal(before.version, 1);
+  await m.purge();
+  assert.equal((await m.memories()).length, 0);
+  const doc = JSON.parse(JSON.stringify(before));
+  assert.deepEqual(await m.importMemories(doc), { added: 2, updated: 0, unchanged: 0 });
+  assert.deepEqual(await m.importMemories(doc), { added: 0, updated: 0, unchanged: 2 });
+  assert.deepEqual((await m.exportMemories()).entries, before.entries);
+  await assert.rejects(m.importMemories({ format: "other", version: 1, exportedAt: 0, entries: [] }), (e) => e.code === "INVALID_INPUT");
+});
+
+test("stats count memories and searches", async () => {
+  const m = await am.Memory.open({ namespace: "n", sessionId: "s" });
+  await m.remember({ content: "Has a dog named Rex" });
+  await m.remember({ content: "Use retries with jitter", scope: "agent:api" });
+  await m.search("dog");
+  await m.search("retries", { scopes: ["agent:api"] });
+  const s = await m.stats();
+  assert.equal(s.valid, 2);
+  assert.equal(s.byScope.user, 1);
+  assert.equal(s.byAgent.api, 1);
+  assert.ok(s.storageBytes > 0);
+  assert.equal(Object.values(s.perDay).reduce((a, b) => a + b), 2);
+  const searches = Object.entries(s.searches);
+  assert.ok(searches.some(([k]) => k.endsWith("|agent:api")));
+  assert.ok(searches.some(([k]) => k.endsWith("|all")));
+});
+
+test("SearchIndex: hybrid search with explain, and typed errors", () => {
+  const idx = new am.SearchIndex();
+  idx.add({ id: "a", text: "quantum chromodynamics lecture", embedding: new Float32Array([1, 0, 0]) });
+  idx.add({ id: "b", text: "the strong force between quarks", embedding: [0, 1, 0] });
+  assert.equal(idx.size, 2);
+  const hits = idx.search("quantum", { vector: new Float32Array([0, 1, 0]), alpha: 0.2 });
+  assert.equal(hits[0].id, "b");
+  assert.equal(hits[0].explain.vector, 1);
+  assert.throws(() => idx.add({ id: "c", text: "x", embedding: [1, 0] }), (e) => e.code === "INVALID_INPUT");
+  assert.throws(() => idx.search("x", { topk: 3 }), (e) => e.code === "INVALID_INPUT" && /topk/.test(e.message));
+  assert.throws(() => idx.search("x", { mmrLambda: 2 }), (e) => e.code === "INVALID_INPUT");
+  assert.equal(idx.remove("a"), true);
+  assert.equal(idx.search("quantum").length, 0);
+});
