@@ -61,7 +61,10 @@ const rows = [];
 const figures = {};
 for (const n of [10_000, 100_000]) {
   const d = docs(n);
-  const hybrid = n === 100_000;
+  // Both sizes run hybrid for us; Orama gets vectors at 10k only: here its
+  // process was killed while inserting 100k x 384-d vectors (kept as JS arrays).
+  const hybrid = true;
+  const oramaVectors = n === 10_000;
 
   const ours = new SearchIndex();
   progress(`${n}: agent-memory`);
@@ -75,19 +78,38 @@ for (const n of [10_000, 100_000]) {
   const miniLex = latency((i) => mini.search(questions[i]).slice(0, 10));
 
   progress(`${n}: Orama`);
-  const orama = create({ schema: hybrid ? { text: "string", embedding: `vector[${DIM}]` } : { text: "string" } });
-  const oramaBuild = await timeAsync(() => insertMultiple(orama, d.map(({ id, text, vector }) => (hybrid ? { id, text, embedding: Array.from(vector) } : { id, text })), 5000));
-  const oramaLex = await latencyAsync((i) => oramaSearch(orama, { term: questions[i], limit: 10 }));
-  const oramaHyb = hybrid
+  // Orama's insert slows down sharply with 384-d vectors at 100k; it gets
+  // ORAMA_BUDGET_S seconds, and is reported as unfinished past that.
+  const budgetMs = Number(process.env.ORAMA_BUDGET_S ?? 60) * 1000;
+  const orama = create({ schema: oramaVectors ? { text: "string", embedding: `vector[${DIM}]` } : { text: "string" } });
+  let oramaBuild = 0;
+  let inserted = 0;
+  for (let i = 0; i < d.length && oramaBuild < budgetMs; i += 1000) {
+    const chunk = d.slice(i, i + 1000).map(({ id, text, vector }) => (oramaVectors ? { id, text, embedding: Array.from(vector) } : { id, text }));
+    oramaBuild += await timeAsync(() => insertMultiple(orama, chunk, 1000));
+    inserted += chunk.length;
+  }
+  const oramaDone = inserted === d.length;
+  const oramaLex = oramaDone ? await latencyAsync((i) => oramaSearch(orama, { term: questions[i], limit: 10 })) : null;
+  const oramaHyb = oramaVectors && oramaDone
     ? await latencyAsync((i) => oramaSearch(orama, { mode: "hybrid", term: questions[i], vector: { value: Array.from(queryVectors[i]), property: "embedding" }, similarity: 0, limit: 10 }), 20)
     : null;
 
   const f = (x) => (x == null ? "n/a" : x.toFixed(3));
   rows.push({ memories: n, engine: "agent-memory", "build ms": oursBuild.toFixed(0), "lexical ms": f(oursLex), "hybrid ms": f(oursHyb) });
-  rows.push({ memories: n, engine: "Orama 3.1.18", "build ms": oramaBuild.toFixed(0), "lexical ms": f(oramaLex), "hybrid ms": f(oramaHyb) });
+  rows.push({
+    memories: n,
+    engine: "Orama 3.1.18",
+    "build ms": oramaDone ? oramaBuild.toFixed(0) : `unfinished: ${inserted} docs in ${(oramaBuild / 1000).toFixed(0)} s`,
+    "lexical ms": f(oramaLex),
+    "hybrid ms": f(oramaHyb),
+  });
   rows.push({ memories: n, engine: "MiniSearch 7.2.0", "build ms": miniBuild.toFixed(0), "lexical ms": f(miniLex), "hybrid ms": "n/a" });
-  if (n === 10_000) Object.assign(figures, { search_10k_ms: oursLex, orama_10k_ms: oramaLex, minisearch_10k_ms: miniLex });
-  else Object.assign(figures, { search_100k_ms: oursLex, hybrid_100k_ms: oursHyb, orama_hybrid_100k_ms: oramaHyb });
+  if (n === 10_000) {
+    Object.assign(figures, { search_10k_ms: oursLex, orama_10k_ms: oramaLex, minisearch_10k_ms: miniLex, hybrid_10k_ms: oursHyb, orama_hybrid_10k_ms: oramaHyb });
+  } else {
+    Object.assign(figures, { search_100k_ms: oursLex, hybrid_100k_ms: oursHyb, orama_100k_ms: oramaLex, minisearch_100k_ms: miniLex });
+  }
 }
 
 console.log(`Retrieval, Node ${process.version}: median search latency over ${questions.length} LoCoMo questions, top-10 (build: whole index)`);
