@@ -77,14 +77,17 @@ for (const n of [10_000, 100_000]) {
   const miniBuild = time(() => mini.addAll(d.map(({ id, text }) => ({ id, text }))));
   const miniLex = latency((i) => mini.search(questions[i]).slice(0, 10));
 
-  progress(`${n}: Orama`);
+  // Orama at 100k did not finish here (insert plus 200 searches ran past 10
+  // minutes, and a run with vectors was killed); ORAMA_100K=1 tries anyway.
+  const runOrama = n === 10_000 || process.env.ORAMA_100K === "1";
+  progress(`${n}: Orama${runOrama ? "" : " skipped"}`);
   // Orama's insert slows down sharply with 384-d vectors at 100k; it gets
   // ORAMA_BUDGET_S seconds, and is reported as unfinished past that.
   const budgetMs = Number(process.env.ORAMA_BUDGET_S ?? 60) * 1000;
   const orama = create({ schema: oramaVectors ? { text: "string", embedding: `vector[${DIM}]` } : { text: "string" } });
   let oramaBuild = 0;
   let inserted = 0;
-  for (let i = 0; i < d.length && oramaBuild < budgetMs; i += 1000) {
+  for (let i = 0; runOrama && i < d.length && oramaBuild < budgetMs; i += 1000) {
     const chunk = d.slice(i, i + 1000).map(({ id, text, vector }) => (oramaVectors ? { id, text, embedding: Array.from(vector) } : { id, text }));
     oramaBuild += await timeAsync(() => insertMultiple(orama, chunk, 1000));
     inserted += chunk.length;
@@ -100,7 +103,7 @@ for (const n of [10_000, 100_000]) {
   rows.push({
     memories: n,
     engine: "Orama 3.1.18",
-    "build ms": oramaDone ? oramaBuild.toFixed(0) : `unfinished: ${inserted} docs in ${(oramaBuild / 1000).toFixed(0)} s`,
+    "build ms": !runOrama ? "not run" : oramaDone ? oramaBuild.toFixed(0) : `unfinished: ${inserted} docs in ${(oramaBuild / 1000).toFixed(0)} s`,
     "lexical ms": f(oramaLex),
     "hybrid ms": f(oramaHyb),
   });
@@ -114,5 +117,5 @@ for (const n of [10_000, 100_000]) {
 
 console.log(`Retrieval, Node ${process.version}: median search latency over ${questions.length} LoCoMo questions, top-10 (build: whole index)`);
 console.table(rows);
-const r3 = (x) => Math.round(x * 1000) / 1000;
+const r3 = (x) => (x == null ? null : Math.round(x * 1000) / 1000);
 console.log(JSON.stringify(Object.fromEntries(Object.entries(figures).map(([k, v]) => [k, r3(v)]))));
