@@ -341,11 +341,6 @@ impl LongTermMemory {
         v
     }
 
-    /// Every memory, superseded ones included.
-    pub fn all(&self) -> impl Iterator<Item = &MemoryEntry> {
-        self.entries.values()
-    }
-
     /// Hard-deletes one memory (and nothing else).
     pub async fn forget(&mut self, id: &str) -> Result<bool> {
         self.refresh().await?;

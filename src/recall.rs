@@ -164,14 +164,6 @@ impl Recall {
         self.memory.valid().into_iter().cloned().collect()
     }
 
-    pub fn long_term(&self) -> &LongTermMemory {
-        &self.memory
-    }
-
-    pub fn long_term_mut(&mut self) -> &mut LongTermMemory {
-        &mut self.memory
-    }
-
     pub fn search(&self, query: &str, options: &SearchOptions) -> Result<Vec<Hit>> {
         self.index.search(query, None, self.clock.now_ms(), options)
     }

@@ -93,15 +93,6 @@ impl BpeTokenizer {
         let p = pack::decode(bytes)?;
         Ok(BpeTokenizer { id: p.id, pattern: p.pattern, vocabulary: p.vocabulary })
     }
-
-    /// Heap bytes held by the vocabulary.
-    pub fn heap_bytes(&self) -> usize {
-        self.vocabulary.heap_bytes()
-    }
-
-    pub fn vocabulary_size(&self) -> usize {
-        self.vocabulary.len()
-    }
 }
 
 impl Tokenizer for BpeTokenizer {

@@ -128,13 +128,6 @@ impl Vocabulary {
     pub fn pair_rank(&self, a: u8, b: u8) -> u32 {
         self.pairs[(a as usize) << 8 | b as usize]
     }
-
-    /// Heap bytes held, for the memory report.
-    pub fn heap_bytes(&self) -> usize {
-        self.bytes.capacity()
-            + 4 * (self.offsets.capacity() + self.pairs.capacity())
-            + 8 * self.slots.capacity()
-    }
 }
 
 #[cfg(test)]
