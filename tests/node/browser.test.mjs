@@ -64,3 +64,30 @@ test("Memory persists to IndexedDB and builds contexts in Chromium", async () =>
   assert.equal(r.badCode, "INVALID_INPUT");
   assert.equal(r.afterBad, 5);
 });
+
+test("two pages remembering concurrently end with no duplicates and nothing lost; a reopened page sees it all", async () => {
+  const ns = `tabs-${Date.now()}`;
+  const context = browser.contexts()[0] ?? (await browser.newContext());
+  const open = async (query) => {
+    const page = await context.newPage();
+    await page.goto(`${base}tests/browser/longterm.html?${query}`);
+    await page.waitForFunction(() => window.__result !== undefined, null, { timeout: 60_000 });
+    const r = await page.evaluate(() => window.__result);
+    await page.close();
+    return r;
+  };
+  const [a, b] = await Promise.all([open(`ns=${ns}&tag=A`), open(`ns=${ns}&tag=B`)]);
+  assert.equal(a.error, undefined, a.error);
+  assert.equal(b.error, undefined, b.error);
+  const read = await open(`ns=${ns}&read=1`);
+  assert.equal(read.error, undefined, read.error);
+  const all = read.memories.sort();
+  assert.equal(new Set(all).size, all.length, `duplicates: ${all}`);
+  // 5 shared facts remembered by both pages, 5 of each page's own: 15, each once.
+  assert.equal(all.length, 15, `${all}`);
+  assert.ok(all.includes("Prefers Rust for systems code") && all.includes("Visited Kyoto in April 2023")
+    && all.includes("Speaks Portuguese at home"));
+  const outcomes = [...a.outcomes, ...b.outcomes];
+  assert.equal(outcomes.filter((o) => o === "stored").length, 15);
+  assert.equal(outcomes.filter((o) => o === "duplicate").length, 5);
+});
