@@ -401,14 +401,6 @@ impl JsMemory {
     }
 }
 
-type RecallWork = Box<
-    dyn FnOnce(
-        &mut Recall,
-    ) -> std::pin::Pin<
-        Box<dyn std::future::Future<Output = std::result::Result<JsValue, JsValue>> + '_>,
-    >,
->;
-
 impl JsMemory {
     /// Runs a long-term write under the cross-tab lock, after catching up
     /// with what other tabs wrote.
@@ -422,7 +414,6 @@ impl JsMemory {
     {
         let recall = self.recall.clone();
         let lock_name = self.lock_name.clone();
-        let work: RecallWork = Box::new(work);
         promise(async move {
             let mut recall = recall.lock().await;
             let mut out: std::result::Result<JsValue, JsValue> = Ok(JsValue::UNDEFINED);
