@@ -1,11 +1,15 @@
 //! The `Clock` port. Time is injected so that tests never sleep and time
-//! decay, TTLs and ids are exact under test.
+//! decay, TTLs, ids, retry backoff and timeouts are exact under test.
 
 use std::cell::Cell;
+
+use crate::ports::LocalBoxFuture;
 
 pub trait Clock {
     /// Milliseconds since the Unix epoch.
     fn now_ms(&self) -> i64;
+    /// Resolves after `ms` milliseconds (retry backoff, timeouts).
+    fn sleep(&self, ms: u32) -> LocalBoxFuture<'_, ()>;
 }
 
 /// The system's clock (native builds; the wasm binding reads `Date.now()`).
@@ -17,6 +21,12 @@ pub struct SystemClock;
 impl Clock for SystemClock {
     fn now_ms(&self) -> i64 {
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
+    }
+
+    /// Native builds have no event loop: the calling thread sleeps.
+    fn sleep(&self, ms: u32) -> LocalBoxFuture<'_, ()> {
+        std::thread::sleep(std::time::Duration::from_millis(ms as u64));
+        Box::pin(std::future::ready(()))
     }
 }
 
@@ -41,5 +51,24 @@ impl ManualClock {
 impl Clock for ManualClock {
     fn now_ms(&self) -> i64 {
         self.0.get()
+    }
+
+    /// Time jumps forward instead of passing: a test of backoff or a
+    /// timeout takes no real time, and the clock shows how long the library
+    /// waited. The sleep yields once first, so whatever it races (a call that
+    /// answers after a yield) gets to finish before the time is up; a sleep
+    /// that loses its race never moves the clock.
+    fn sleep(&self, ms: u32) -> LocalBoxFuture<'_, ()> {
+        let mut yielded = false;
+        Box::pin(std::future::poll_fn(move |cx| {
+            if yielded {
+                self.advance(ms as i64);
+                std::task::Poll::Ready(())
+            } else {
+                yielded = true;
+                cx.waker().wake_by_ref();
+                std::task::Poll::Pending
+            }
+        }))
     }
 }

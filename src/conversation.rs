@@ -149,10 +149,32 @@ impl ConversationMemory {
         &self.pending
     }
 
-    /// Removes pending messages up to and including `seq`, once a committed
-    /// summary covers them.
-    pub fn release_pending_through(&mut self, seq: u64) {
+    /// What a compression would summarize: the pending messages, then the
+    /// live ones before the retained rounds (seed 000 compresses all but the
+    /// recent rounds once usage passes the threshold, not only what
+    /// overflowed). The retained rounds start at a user message, so a tool
+    /// call is never cut from its results.
+    pub fn compressible(&self) -> Vec<&Live> {
+        self.pending.iter().chain(self.live.iter().take(self.evictable())).collect()
+    }
+
+    /// Drops the messages a committed summary covers (up to and including
+    /// `seq`) from pending and from the compressible part of the live
+    /// window. The retained rounds stay live even when covered: they are the
+    /// current task's context.
+    pub fn summarized_through(&mut self, seq: u64) {
         self.pending.retain(|l| l.seq > seq);
+        let mut n = 0;
+        let evictable = self.evictable();
+        while n < evictable && self.live[n].seq <= seq {
+            n += 1;
+        }
+        for l in self.live.drain(..n) {
+            self.live_tokens -= l.tokens as u64;
+            if l.entry.role == Role::User {
+                self.live_user_messages -= 1;
+            }
+        }
     }
 }
 
@@ -181,8 +203,21 @@ mod tests {
         assert_eq!(c.live_tokens(), 20);
         assert_eq!(c.pending().iter().map(|l| l.seq).collect::<Vec<_>>(), [0, 1]);
         assert!((c.usage_ratio() - 1.0).abs() < 1e-9);
-        c.release_pending_through(0);
+        c.summarized_through(0);
         assert_eq!(c.pending().len(), 1);
+    }
+
+    #[test]
+    fn a_summary_takes_compressible_messages_but_never_the_retained_rounds() {
+        let mut c = ConversationMemory::new(limits(1000, 100, 2));
+        for i in 0..8 {
+            c.push(&Estimate, msg(if i % 2 == 0 { Role::User } else { Role::Assistant }, "abcd"), i);
+        }
+        assert_eq!(c.compressible().iter().map(|l| l.seq).collect::<Vec<_>>(), [0, 1, 2, 3]);
+        c.summarized_through(7);
+        assert_eq!(c.live().iter().map(|l| l.seq).collect::<Vec<_>>(), [4, 5, 6, 7]);
+        assert_eq!(c.live_tokens(), 20);
+        assert!(c.compressible().is_empty());
     }
 
     #[test]

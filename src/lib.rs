@@ -11,6 +11,7 @@
 //! | [`store`] | the `Store` port, the in-memory store and the backend conformance suite |
 //! | [`clock`] | the `Clock` port |
 //! | [`ports`] | the `Llm` and `Embedder` ports and the types they exchange |
+//! | [`llm`] | the LLM pipeline: governed calls, prompts and parsers, compression, session end, outbox |
 //! | [`error`] | errors as values with stable codes |
 //! | `wasm` | the JS API: classes, JS-backed ports (IndexedDB, storage adapters, hooks) |
 
@@ -21,6 +22,7 @@ pub mod conversation;
 pub mod dedup;
 pub mod entry;
 pub mod error;
+pub mod llm;
 pub mod longterm;
 pub mod message;
 pub mod ports;

@@ -11,7 +11,7 @@ use std::pin::Pin;
 use serde::{Deserialize, Serialize};
 
 use crate::budget::Usage;
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 pub use crate::clock::Clock;
 pub use crate::store::Store;
@@ -46,10 +46,34 @@ pub struct LlmResponse {
     pub usage: Option<Usage>,
 }
 
+/// A failed model call, and whether trying again may help (HTTP 429, 5xx,
+/// a network error) or not (HTTP 400, 401: the same request fails again).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LlmFailure {
+    pub error: Error,
+    pub retryable: bool,
+    /// The provider's `Retry-After`, when it sent one.
+    pub retry_after_ms: Option<u32>,
+}
+
+impl LlmFailure {
+    pub fn retryable(error: Error) -> Self {
+        LlmFailure { error, retryable: true, retry_after_ms: None }
+    }
+
+    pub fn fatal(error: Error) -> Self {
+        LlmFailure { error, retryable: false, retry_after_ms: None }
+    }
+}
+
 /// The host's model. The library never holds a key and never calls the
-/// network itself: the host hook does.
+/// network itself: the host hook does. Dropping the future abandons the
+/// call (the JS binding aborts the request).
 pub trait Llm {
-    fn complete(&self, request: LlmRequest) -> LocalBoxFuture<'_, Result<LlmResponse>>;
+    fn complete(
+        &self,
+        request: LlmRequest,
+    ) -> LocalBoxFuture<'_, std::result::Result<LlmResponse, LlmFailure>>;
 }
 
 /// The host's embedding model; retrieval works without one.

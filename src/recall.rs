@@ -168,6 +168,24 @@ impl Recall {
         self.index.search(query, None, self.clock.now_ms(), options)
     }
 
+    /// True when session-end processing already consumed the message with
+    /// this hash.
+    pub fn is_processed(&self, hash: &str) -> bool {
+        self.memory.is_processed(hash)
+    }
+
+    pub async fn mark_processed(&mut self, hashes: &[String], ttl_ms: i64) -> Result<()> {
+        self.memory.mark_processed(hashes, ttl_ms).await
+    }
+
+    pub fn now_ms(&self) -> i64 {
+        self.clock.now_ms()
+    }
+
+    pub fn agent_id(&self) -> Option<&str> {
+        self.options.agent_id.as_deref()
+    }
+
     pub fn stats(&self) -> RecallStats {
         RecallStats { long_term: self.memory.stats(), searches: self.index.search_counts() }
     }

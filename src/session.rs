@@ -143,6 +143,17 @@ fn summary_key(storage_id: &str) -> String {
 
 const COVERS_THROUGH: &str = "coversThroughSeq";
 
+fn parse_message_row(key: &str, value: &str) -> Result<(u64, MemoryEntry)> {
+    let seq = key
+        .rsplit('/')
+        .next()
+        .and_then(|s| u64::from_str_radix(s, 16).ok())
+        .ok_or_else(|| Error::storage(format!("malformed message key {key:?}")))?;
+    let entry =
+        serde_json::from_str(value).map_err(|e| Error::storage(format!("malformed message {key:?}: {e}")))?;
+    Ok((seq, entry))
+}
+
 fn validate_session_id(id: &str) -> Result<()> {
     let parent = id.strip_prefix("agent:").unwrap_or(id);
     if parent.is_empty() || parent.contains('/') || parent.starts_with("agent:") {
@@ -198,48 +209,60 @@ impl Session {
         }
         let rows = self.store.list(&msg_prefix(&self.storage_id)).await?;
         for (key, value) in rows {
-            let seq = key
-                .rsplit('/')
-                .next()
-                .and_then(|s| u64::from_str_radix(s, 16).ok())
-                .ok_or_else(|| Error::storage(format!("malformed message key {key:?}")))?;
-            let entry: MemoryEntry = serde_json::from_str(&value)
-                .map_err(|e| Error::storage(format!("malformed message {key:?}: {e}")))?;
+            let (seq, entry) = parse_message_row(&key, &value)?;
             self.memory.push(self.tokenizer.as_ref(), entry, seq);
             self.next_seq = seq + 1;
         }
         if let Some(through) = self.summary_covers_through() {
-            self.memory.release_pending_through(through);
+            self.memory.summarized_through(through);
         }
         Ok(())
     }
 
-    fn summary_covers_through(&self) -> Option<u64> {
+    /// Commits a summary of the session up to and including the message
+    /// `through_id`, which must be compressible (pending, or live before the
+    /// retained rounds).
+    pub async fn commit_summary(&mut self, content: String, through_id: &str) -> Result<MemoryEntry> {
+        let through =
+            self.memory.compressible().iter().find(|l| l.entry.id == through_id).map(|l| l.seq).ok_or_else(
+                || {
+                    Error::new(
+                        crate::error::ErrorCode::NotFound,
+                        format!("no compressible message {through_id:?}"),
+                    )
+                },
+            )?;
+        self.commit_summary_through(content, through).await
+    }
+
+    /// Commits a summary covering the session through message `seq`: the
+    /// summary is stored first; only then do the messages it covers leave
+    /// the window. The original messages stay in the store.
+    pub async fn commit_summary_through(&mut self, content: String, seq: u64) -> Result<MemoryEntry> {
+        let mut summary =
+            MemoryEntry::new(content, Kind::Summary, Role::System, Scope::Session, self.clock.now_ms());
+        summary.metadata.insert(COVERS_THROUGH.into(), seq.to_string());
+        let json = serde_json::to_string(&summary).map_err(|e| Error::invalid(e.to_string()))?;
+        self.store.put_many(vec![(summary_key(&self.storage_id), json)]).await?;
+        self.memory.summarized_through(seq);
+        self.summary = Some(summary.clone());
+        Ok(summary)
+    }
+
+    /// The last message the summary covers.
+    pub fn summary_covers_through(&self) -> Option<u64> {
         self.summary.as_ref()?.metadata.get(COVERS_THROUGH)?.parse().ok()
     }
 
-    /// Commits a summary of the session up to and including the pending
-    /// message `through_id`: the summary is stored first; only then do the
-    /// messages it covers leave pending compression. The original messages
-    /// stay in the store.
-    pub async fn commit_summary(&mut self, content: String, through_id: &str) -> Result<MemoryEntry> {
-        let through = self
-            .memory
-            .pending()
-            .iter()
-            .find(|l| l.entry.id == through_id)
-            .map(|l| l.seq)
-            .ok_or_else(|| {
-                Error::new(crate::error::ErrorCode::NotFound, format!("no pending message {through_id:?}"))
-            })?;
-        let mut summary =
-            MemoryEntry::new(content, Kind::Summary, Role::System, Scope::Session, self.clock.now_ms());
-        summary.metadata.insert(COVERS_THROUGH.into(), through.to_string());
-        let json = serde_json::to_string(&summary).map_err(|e| Error::invalid(e.to_string()))?;
-        self.store.put_many(vec![(summary_key(&self.storage_id), json)]).await?;
-        self.memory.release_pending_through(through);
-        self.summary = Some(summary.clone());
-        Ok(summary)
+    /// What a compression would summarize now, oldest first, with positions.
+    pub fn compressible(&self) -> Vec<(u64, MemoryEntry)> {
+        self.memory.compressible().into_iter().map(|l| (l.seq, l.entry.clone())).collect()
+    }
+
+    /// True when the window has passed the compression threshold or
+    /// messages wait in pending compression.
+    pub fn compression_due(&self) -> bool {
+        self.usage().compression_due
     }
 
     pub fn summary(&self) -> Option<&MemoryEntry> {
@@ -329,12 +352,31 @@ impl Session {
     /// Every message of the session as stored, oldest first (older ones than
     /// memory holds are read from the store).
     pub async fn history(&self) -> Result<Vec<MemoryEntry>> {
+        Ok(self.history_with_seq().await?.into_iter().map(|(_, e)| e).collect())
+    }
+
+    /// [`Session::history`] with each message's position in the session.
+    pub async fn history_with_seq(&self) -> Result<Vec<(u64, MemoryEntry)>> {
         let rows = self.store.list(&msg_prefix(&self.storage_id)).await?;
-        rows.into_iter()
-            .map(|(k, v)| {
-                serde_json::from_str(&v).map_err(|e| Error::storage(format!("malformed message {k:?}: {e}")))
-            })
-            .collect()
+        rows.into_iter().map(|(k, v)| parse_message_row(&k, &v)).collect()
+    }
+
+    pub fn store(&self) -> &Rc<dyn Store> {
+        &self.store
+    }
+
+    pub fn clock(&self) -> &Rc<dyn Clock> {
+        &self.clock
+    }
+
+    pub fn options(&self) -> &SessionOptions {
+        &self.options
+    }
+
+    /// The key space this session's messages live in (a sub-agent's is its
+    /// parent's).
+    pub fn storage_id(&self) -> &str {
+        &self.storage_id
     }
 
     /// Builds the request: the long-term block is fetched while the window is

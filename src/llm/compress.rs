@@ -1,0 +1,224 @@
+//! Map-reduce compression (seed 000): the old messages (everything but the
+//! retained rounds) are cut into chunks of 5 messages, each also bounded in
+//! tokens so its prompt fits the model; the chunks are summarized
+//! concurrently (as wide as the governor allows); more than one summary is
+//! reduced to one, and one is used as is. The earlier session summary joins
+//! the reduce step, so a second compression extends the first instead of
+//! forgetting it.
+//!
+//! The session is locked only to take the snapshot and to commit: a slow
+//! model never blocks `add`. The summary is stored before the messages leave
+//! the window, and on any failure nothing changes: the same messages are
+//! compressed on the next attempt.
+
+use std::ops::Range;
+
+use futures::lock::Mutex;
+use serde::Serialize;
+
+use crate::entry::MemoryEntry;
+use crate::error::{Error, ErrorCode, Result};
+use crate::llm::governor::{Governor, Purpose};
+use crate::llm::prompts::{self, Language};
+use crate::message::entry_tokens;
+use crate::session::Session;
+use crate::tokens::Tokenizer;
+
+/// Messages per chunk (seed 000).
+pub const CHUNK_MESSAGES: usize = 5;
+/// Tokens of message text per chunk, so a chunk's prompt fits a small model.
+pub const CHUNK_MAX_TOKENS: u32 = 3_000;
+/// Words a chunk summary may take.
+const CHUNK_SUMMARY_WORDS: u32 = 150;
+
+/// What one compression did.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CompressReport {
+    /// Messages the new summary covers that the old one did not.
+    pub messages: u32,
+    pub chunks: u32,
+    pub llm_calls: u32,
+    pub summary: MemoryEntry,
+}
+
+/// Splits messages into consecutive chunks of at most `max_messages`
+/// messages and `max_tokens` tokens (a message larger than that alone makes
+/// a chunk; its text is cut when the prompt is built).
+pub fn plan_chunks(tokens: &[u32], max_messages: usize, max_tokens: u32) -> Vec<Range<usize>> {
+    let mut chunks = Vec::new();
+    let (mut start, mut sum) = (0usize, 0u64);
+    for (i, &t) in tokens.iter().enumerate() {
+        let full = i - start == max_messages || (i > start && sum + t as u64 > max_tokens as u64);
+        if full {
+            chunks.push(start..i);
+            start = i;
+            sum = 0;
+        }
+        sum += t as u64;
+    }
+    if start < tokens.len() {
+        chunks.push(start..tokens.len());
+    }
+    chunks
+}
+
+/// Words the final summary may take: about three quarters of a word per
+/// token of the summary budget, kept to a readable length.
+pub fn summary_words(summary_budget_tokens: u32) -> u32 {
+    (summary_budget_tokens * 3 / 4 / 2).clamp(50, 1_000)
+}
+
+/// Compresses the session's old messages. `Ok(None)` when there is nothing
+/// to compress.
+pub async fn compress(session: &Mutex<Session>, governor: &Governor) -> Result<Option<CompressReport>> {
+    let (messages, previous, tokenizer, summary_budget) = {
+        let s = session.lock().await;
+        let previous = s.summary().map(|e| e.content.clone());
+        (s.compressible(), previous, s.tokenizer().clone(), s.options().summary_budget)
+    };
+    let Some(&(last_seq, _)) = messages.last() else { return Ok(None) };
+    let lang = Language::detect(messages.iter().map(|(_, e)| e.content.as_str()));
+    let entries: Vec<MemoryEntry> = messages.into_iter().map(|(_, e)| e).collect();
+    let (summary, chunks, calls) =
+        summarize(governor, tokenizer.as_ref(), lang, previous, &entries, summary_budget).await?;
+    let committed = session.lock().await.commit_summary_through(summary, last_seq).await?;
+    Ok(Some(CompressReport { messages: entries.len() as u32, chunks, llm_calls: calls, summary: committed }))
+}
+
+/// Map-reduce over `entries`; returns the summary, the chunk count and the
+/// calls made.
+pub async fn summarize(
+    governor: &Governor,
+    tokenizer: &dyn Tokenizer,
+    lang: Language,
+    previous: Option<String>,
+    entries: &[MemoryEntry],
+    summary_budget: u32,
+) -> Result<(String, u32, u32)> {
+    let tokens: Vec<u32> = entries.iter().map(|e| entry_tokens(tokenizer, &mut e.clone())).collect();
+    let chunks = plan_chunks(&tokens, CHUNK_MESSAGES, CHUNK_MAX_TOKENS);
+    let maps = chunks.iter().map(|r| {
+        let request = prompts::chunk_summary(lang, &entries[r.clone()], CHUNK_SUMMARY_WORDS);
+        governor.call(Purpose::CompressChunk, request, tokenizer)
+    });
+    let mut parts: Vec<String> = previous.into_iter().collect();
+    for answer in futures::future::join_all(maps).await {
+        parts.push(non_empty(answer?.content)?);
+    }
+    let mut calls = chunks.len() as u32;
+    let summary = if parts.len() == 1 {
+        parts.pop().expect("one part")
+    } else {
+        calls += 1;
+        let request = prompts::reduce_summaries(lang, &parts, summary_words(summary_budget));
+        non_empty(governor.call(Purpose::CompressReduce, request, tokenizer).await?.content)?
+    };
+    Ok((summary, chunks.len() as u32, calls))
+}
+
+/// A model that answers an empty summary has failed: committing it would
+/// replace history with nothing.
+fn non_empty(text: String) -> Result<String> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Err(Error::new(ErrorCode::Llm, "the model returned an empty summary"));
+    }
+    Ok(text.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::ManualClock;
+    use crate::llm::governor::LlmOptions;
+    use crate::llm::testing::{Reply, ScriptedLlm};
+    use crate::session::{NewMessage, SessionOptions};
+    use crate::store::MemoryStore;
+    use crate::tokens::Estimate;
+    use futures::executor::block_on;
+    use std::rc::Rc;
+
+    #[test]
+    fn chunks_hold_five_messages_and_respect_the_token_bound() {
+        assert_eq!(plan_chunks(&[1; 12], 5, 1000), vec![0..5, 5..10, 10..12]);
+        assert_eq!(plan_chunks(&[400, 400, 400, 5000, 10], 5, 1000), vec![0..2, 2..3, 3..4, 4..5]);
+        assert!(plan_chunks(&[], 5, 1000).is_empty());
+    }
+
+    fn session_with(n: usize, store: Rc<MemoryStore>, clock: Rc<ManualClock>) -> Session {
+        let options = SessionOptions { retain_recent_rounds: 1, ..SessionOptions::default() };
+        let mut s = block_on(Session::open("s", store, Rc::new(Estimate), clock, options)).unwrap();
+        for i in 0..n {
+            let role = if i % 2 == 0 { crate::entry::Role::User } else { crate::entry::Role::Assistant };
+            let m = NewMessage { role: Some(role), content: format!("message {i}"), ..NewMessage::default() };
+            block_on(s.add(m)).unwrap();
+        }
+        s
+    }
+
+    #[test]
+    fn maps_chunks_then_reduces_and_commits() {
+        let store = Rc::new(MemoryStore::new());
+        let clock = Rc::new(ManualClock::new(1_000));
+        let session = Mutex::new(session_with(12, store.clone(), clock.clone()));
+        let llm = Rc::new(ScriptedLlm::responding(|req| {
+            let user = &req.messages[1].content;
+            if user.starts_with("### 1") {
+                Reply::text("merged summary")
+            } else {
+                Reply::text(&format!(
+                    "summary of {} messages",
+                    user.lines().filter(|l| l.starts_with('[')).count()
+                ))
+            }
+        }));
+        let g = Governor::new(llm.clone(), clock, LlmOptions::default()).unwrap();
+        let report = block_on(compress(&session, &g)).unwrap().unwrap();
+        // 12 messages, the last round (2 messages) retained: 10 in 2 chunks + 1 reduce.
+        assert_eq!((report.messages, report.chunks, report.llm_calls), (10, 2, 3));
+        assert_eq!(report.summary.content, "merged summary");
+        let s = block_on(session.lock());
+        assert_eq!(s.messages().len(), 2);
+        assert!(s.compressible().is_empty());
+        // A reopened session sees the same.
+        let again = session_with(0, store, Rc::new(ManualClock::new(2_000)));
+        assert_eq!(again.summary().unwrap().content, "merged summary");
+        assert_eq!(again.messages().len(), 2);
+    }
+
+    #[test]
+    fn one_chunk_summary_is_used_as_is_and_the_next_one_extends_it() {
+        let store = Rc::new(MemoryStore::new());
+        let clock = Rc::new(ManualClock::new(1_000));
+        let session = Mutex::new(session_with(4, store, clock.clone()));
+        let llm =
+            Rc::new(ScriptedLlm::new([Reply::text("first"), Reply::text("second"), Reply::text("both")]));
+        let g = Governor::new(llm.clone(), clock, LlmOptions::default()).unwrap();
+        let r = block_on(compress(&session, &g)).unwrap().unwrap();
+        assert_eq!((r.summary.content.as_str(), r.llm_calls), ("first", 1));
+        for i in 0..2 {
+            let m = NewMessage { content: format!("later {i}"), ..NewMessage::default() };
+            block_on(block_on(session.lock()).add(m)).unwrap();
+        }
+        let r = block_on(compress(&session, &g)).unwrap().unwrap();
+        assert_eq!((r.summary.content.as_str(), r.llm_calls), ("both", 2));
+        assert!(llm.requests()[2].messages[1].content.starts_with("### 1\nfirst\n\n### 2\nsecond"));
+    }
+
+    #[test]
+    fn a_failed_or_empty_answer_changes_nothing() {
+        let store = Rc::new(MemoryStore::new());
+        let clock = Rc::new(ManualClock::new(1_000));
+        let session = Mutex::new(session_with(12, store, clock.clone()));
+        let llm = Rc::new(ScriptedLlm::new([Reply::text("ok"), Reply::text("   "), Reply::BadRequest]));
+        let g = Governor::new(llm, clock, LlmOptions::default()).unwrap();
+        let before = block_on(session.lock()).messages().len();
+        let e = block_on(compress(&session, &g)).unwrap_err();
+        assert_eq!(e.code, ErrorCode::Llm);
+        let s = block_on(session.lock());
+        assert_eq!(s.messages().len(), before);
+        assert!(s.summary().is_none());
+        assert_eq!(s.compressible().len(), 10);
+    }
+}

@@ -1,0 +1,397 @@
+//! Session end (seed 002): the messages not yet processed are marked
+//! `[[NEW]]` inside their context and a judge extracts memories from them
+//! (the model, or the rule judge when the model fails or answers nothing);
+//! candidates are deduplicated, checked against similar stored memories by
+//! one batched resolve call, and applied write-new-then-expire-old. Then the
+//! session summary is refreshed when 20 or more messages are not covered.
+//!
+//! Calls per session end: one judge call per batch of new messages (one
+//! batch unless they exceed the judge's context budget), at most one
+//! resolve call, and one summary call when due.
+//!
+//! Nothing is lost on failure: the outbox record is written first and
+//! cleared last, messages are marked processed only after their memories
+//! are stored, and every step is idempotent, so running it again finishes
+//! what failed.
+
+use futures::lock::Mutex;
+use serde::Serialize;
+
+use crate::dedup;
+use crate::entry::{Kind, MemoryEntry, Role, Scope};
+use crate::error::{ErrorCode, Result};
+use crate::llm::governor::{Governor, Purpose};
+use crate::llm::outbox::{self, OutboxRecord};
+use crate::llm::parse::{self, Candidate, Decision, Layer};
+use crate::llm::prompts::{self, Language, ResolveItem};
+use crate::llm::rules;
+use crate::longterm::{Remembered, PROCESSED_TTL_MS};
+use crate::message::entry_tokens;
+use crate::recall::Recall;
+use crate::retrieval::SearchOptions;
+use crate::session::Session;
+
+/// Tuning of session end, with the designs' numbers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EndSessionOptions {
+    /// Tokens of conversation one judge prompt may carry (new messages and
+    /// the context before them).
+    pub judge_context_tokens: u32,
+    /// Refresh the session summary once this many messages are uncovered.
+    pub summary_after_messages: u32,
+    /// Stored memories shown to the resolver per candidate.
+    pub neighbours: u32,
+    /// Stored memories whose character-bigram Jaccard with a candidate is
+    /// below this are not "similar". Retrieval scores are relative (the best
+    /// hit is always 1.0), so similarity is measured on the texts.
+    pub neighbour_min_similarity: f64,
+}
+
+impl Default for EndSessionOptions {
+    fn default() -> Self {
+        EndSessionOptions {
+            judge_context_tokens: 6_000,
+            summary_after_messages: 20,
+            neighbours: 3,
+            neighbour_min_similarity: 0.3,
+        }
+    }
+}
+
+/// What one session end did.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EndSessionReport {
+    /// Messages processed now (not seen by an earlier session end).
+    pub new_messages: u32,
+    /// Who judged: "llm", "rules" (the model failed) or "none" (nothing new).
+    pub judge: &'static str,
+    pub candidates: u32,
+    pub added: u32,
+    pub superseded: u32,
+    /// Candidates already stored (by dedup or the resolver).
+    pub skipped: u32,
+    pub summary_updated: bool,
+    pub llm_calls: u32,
+    /// True when nothing is left in the outbox for this session.
+    pub complete: bool,
+    /// Failures met on the way (each was recovered or left in the outbox).
+    pub errors: Vec<String>,
+}
+
+/// The idempotency key of a message: its session, position and text.
+/// FNV-1a, 64 bits: stable across versions and platforms, unlike std's
+/// hasher, and a collision among one namespace's messages is negligible.
+pub fn message_hash(session: &str, seq: u64, role: Role, content: &str) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut feed = |bytes: &[u8]| {
+        for &b in bytes {
+            h ^= b as u64;
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+    };
+    feed(session.as_bytes());
+    feed(&[0]);
+    feed(&seq.to_le_bytes());
+    feed(role.as_str().as_bytes());
+    feed(&[0]);
+    feed(content.as_bytes());
+    format!("{h:016x}")
+}
+
+fn is_chat(e: &MemoryEntry) -> bool {
+    matches!(e.role, Role::User | Role::Assistant) && e.tool_calls.is_empty() && !e.content.trim().is_empty()
+}
+
+/// Runs session end for `session`, storing memories through `recall`.
+pub async fn end_session(
+    session: &Mutex<Session>,
+    recall: &Mutex<Recall>,
+    governor: &Governor,
+    options: &EndSessionOptions,
+) -> Result<EndSessionReport> {
+    let (store, clock, tokenizer, storage_id, history, covered, previous_summary, summary_budget) = {
+        let s = session.lock().await;
+        (
+            s.store().clone(),
+            s.clock().clone(),
+            s.tokenizer().clone(),
+            s.storage_id().to_string(),
+            s.history_with_seq().await?,
+            s.summary_covers_through(),
+            s.summary().map(|e| e.content.clone()),
+            s.options().summary_budget,
+        )
+    };
+    let mut record = outbox::get(store.as_ref(), &storage_id).await?.unwrap_or(OutboxRecord {
+        session_id: storage_id.clone(),
+        since: clock.now_ms(),
+        attempts: 0,
+        last_error: None,
+    });
+    record.attempts += 1;
+    outbox::put(store.as_ref(), &record).await?;
+
+    let calls_before = governor.stats().calls;
+    let mut report = EndSessionReport { judge: "none", ..EndSessionReport::default() };
+    let chat: Vec<&(u64, MemoryEntry)> = history.iter().filter(|(_, e)| is_chat(e)).collect();
+    let hashes: Vec<String> =
+        chat.iter().map(|(seq, e)| message_hash(&storage_id, *seq, e.role, &e.content)).collect();
+    let is_new: Vec<bool> = {
+        let r = recall.lock().await;
+        hashes.iter().map(|h| !r.is_processed(h)).collect()
+    };
+    let lang =
+        Language::detect(chat.iter().filter(|(_, e)| e.role == Role::User).map(|(_, e)| e.content.as_str()));
+    let tokens: Vec<u32> =
+        chat.iter().map(|(_, e)| entry_tokens(tokenizer.as_ref(), &mut e.clone())).collect();
+
+    for batch in judge_batches(&is_new, &tokens, options.judge_context_tokens) {
+        let context: Vec<(MemoryEntry, bool)> =
+            batch.clone().map(|i| (chat[i].1.clone(), is_new[i])).collect();
+        let new_entries: Vec<&MemoryEntry> = context.iter().filter(|(_, n)| *n).map(|(e, _)| e).collect();
+        report.new_messages += new_entries.len() as u32;
+        let judged = governor.call(Purpose::Judge, prompts::judge(lang, &context), tokenizer.as_ref()).await;
+        let candidates = match judged.map(|r| parse::parse_judge(&r.content)) {
+            Ok(Some(c)) => {
+                report.judge = "llm";
+                c
+            }
+            failed => {
+                let why = match failed {
+                    Err(e) => e.to_string(),
+                    _ => "LLM: the judge's answer held no usable JSON".to_string(),
+                };
+                report.errors.push(format!("judge fell back to rules: {why}"));
+                if report.judge != "llm" {
+                    report.judge = "rules";
+                }
+                rules::judge(new_entries.iter().copied())
+            }
+        };
+        let candidates = dedup_batch(candidates);
+        report.candidates += candidates.len() as u32;
+        apply(recall, governor, tokenizer.as_ref(), lang, &storage_id, candidates, options, &mut report)
+            .await?;
+        let done: Vec<String> = batch.filter(|&i| is_new[i]).map(|i| hashes[i].clone()).collect();
+        recall.lock().await.mark_processed(&done, PROCESSED_TTL_MS).await?;
+    }
+
+    // The session summary, when enough is uncovered.
+    let uncovered: Vec<&(u64, MemoryEntry)> =
+        chat.iter().copied().filter(|(seq, _)| covered.is_none_or(|c| *seq > c)).collect();
+    let mut outstanding: Option<String> = None;
+    if uncovered.len() as u32 >= options.summary_after_messages {
+        let last_seq = uncovered.last().map(|(s, _)| *s).expect("non-empty");
+        let entries: Vec<MemoryEntry> = uncovered.iter().map(|(_, e)| e.clone()).collect();
+        let summary =
+            summarize_session(governor, tokenizer.as_ref(), lang, previous_summary, &entries, summary_budget)
+                .await;
+        match summary {
+            Ok(text) => {
+                session.lock().await.commit_summary_through(text, last_seq).await?;
+                report.summary_updated = true;
+            }
+            Err(e) => {
+                report.errors.push(format!("summary: {e}"));
+                outstanding = Some(e.to_string());
+            }
+        }
+    }
+
+    report.llm_calls = (governor.stats().calls - calls_before) as u32;
+    match outstanding {
+        None => {
+            outbox::clear(store.as_ref(), &storage_id).await?;
+            report.complete = true;
+        }
+        Some(error) => {
+            record.last_error = Some(error);
+            outbox::put(store.as_ref(), &record).await?;
+        }
+    }
+    Ok(report)
+}
+
+/// The session summary through the uncovered messages: one call when they
+/// fit the summary prompt, else the map-reduce of compression.
+async fn summarize_session(
+    governor: &Governor,
+    tokenizer: &dyn crate::tokens::Tokenizer,
+    lang: Language,
+    previous: Option<String>,
+    entries: &[MemoryEntry],
+    summary_budget: u32,
+) -> Result<String> {
+    let words = crate::llm::compress::summary_words(summary_budget);
+    let total: u64 = entries.iter().map(|e| tokenizer.count(&e.content) as u64).sum();
+    if total <= crate::llm::compress::CHUNK_MAX_TOKENS as u64 * 2 {
+        let request = prompts::session_summary(lang, previous.as_deref(), entries, words);
+        let text = governor.call(Purpose::Summary, request, tokenizer).await?.content;
+        let text = text.trim();
+        if text.is_empty() {
+            return Err(crate::error::Error::new(ErrorCode::Llm, "the model returned an empty summary"));
+        }
+        return Ok(text.to_string());
+    }
+    let (text, _, _) =
+        crate::llm::compress::summarize(governor, tokenizer, lang, previous, entries, summary_budget).await?;
+    Ok(text)
+}
+
+/// Index ranges of chat messages to judge together: each holds new messages
+/// and, before them, as much earlier context as fits `budget` tokens. The
+/// new messages are never split across the context boundary.
+pub fn judge_batches(is_new: &[bool], tokens: &[u32], budget: u32) -> Vec<std::ops::Range<usize>> {
+    let mut batches = Vec::new();
+    let mut i = 0;
+    while i < is_new.len() {
+        if !is_new[i] {
+            i += 1;
+            continue;
+        }
+        // New messages from i while they fit (at least one).
+        let (start_new, mut used) = (i, 0u64);
+        while i < is_new.len() && (i == start_new || used + tokens[i] as u64 <= budget as u64) {
+            used += tokens[i] as u64;
+            i += 1;
+        }
+        // Context before them while it fits.
+        let mut start = start_new;
+        while start > 0 && used + tokens[start - 1] as u64 <= budget as u64 {
+            start -= 1;
+            used += tokens[start] as u64;
+        }
+        // The context never reaches back into an earlier batch.
+        if let Some(prev) = batches.last().map(|r: &std::ops::Range<usize>| r.end) {
+            start = start.max(prev);
+        }
+        batches.push(start..i);
+    }
+    batches
+}
+
+/// Drops candidates that repeat an earlier one of the same batch.
+fn dedup_batch(candidates: Vec<Candidate>) -> Vec<Candidate> {
+    let opts = dedup::DedupOptions::default();
+    let mut kept: Vec<Candidate> = Vec::new();
+    for c in candidates {
+        if !kept.iter().any(|k| dedup::similarity(&c.content, &k.content, &opts).is_some()) {
+            kept.push(c);
+        }
+    }
+    kept
+}
+
+fn scope_of(layer: Layer, agent_id: Option<&str>) -> Scope {
+    match (layer, agent_id) {
+        (Layer::Agent, Some(a)) => Scope::Agent(a.to_string()),
+        // With no agent configured, agent lessons are kept with the user's.
+        _ => Scope::User,
+    }
+}
+
+/// Resolves candidates against similar stored memories (one call for the
+/// batch) and applies the decisions.
+#[allow(clippy::too_many_arguments)]
+async fn apply(
+    recall: &Mutex<Recall>,
+    governor: &Governor,
+    tokenizer: &dyn crate::tokens::Tokenizer,
+    lang: Language,
+    session_id: &str,
+    candidates: Vec<Candidate>,
+    options: &EndSessionOptions,
+    report: &mut EndSessionReport,
+) -> Result<()> {
+    if candidates.is_empty() {
+        return Ok(());
+    }
+    // Similar stored memories per candidate, with short aliases.
+    let (agent_id, neighbours) = {
+        let r = recall.lock().await;
+        let agent_id = r.agent_id().map(str::to_string);
+        let mut alias = 0;
+        let neighbours: Vec<Vec<(String, String, String)>> = candidates
+            .iter()
+            .map(|c| {
+                let opts = SearchOptions {
+                    top_k: options.neighbours,
+                    scopes: Some(vec![scope_of(c.layer, agent_id.as_deref())]),
+                    ..SearchOptions::default()
+                };
+                let text = dedup::normalize(&c.content);
+                r.search(&c.content, &opts)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter(|h| {
+                        dedup::jaccard(&text, &dedup::normalize(&h.text)) >= options.neighbour_min_similarity
+                    })
+                    .map(|h| {
+                        alias += 1;
+                        (format!("m{alias}"), h.id, h.text)
+                    })
+                    .collect()
+            })
+            .collect();
+        (agent_id, neighbours)
+    };
+    let needs_resolve: Vec<usize> = (0..candidates.len()).filter(|&i| !neighbours[i].is_empty()).collect();
+    let mut decisions = vec![Decision::Add; candidates.len()];
+    if !needs_resolve.is_empty() {
+        let items: Vec<ResolveItem> = needs_resolve
+            .iter()
+            .map(|&i| ResolveItem {
+                candidate: &candidates[i].content,
+                similar: neighbours[i].iter().map(|(a, _, text)| (a.clone(), text.as_str())).collect(),
+            })
+            .collect();
+        let answer = governor.call(Purpose::Resolve, prompts::resolve(lang, &items), tokenizer).await;
+        let known = |k: usize, alias: &str| neighbours[needs_resolve[k]].iter().any(|(a, _, _)| a == alias);
+        match answer.map(|r| parse::parse_resolve(&r.content, needs_resolve.len(), known)) {
+            Ok(Some(d)) => {
+                for (k, decision) in d.into_iter().enumerate() {
+                    decisions[needs_resolve[k]] = decision;
+                }
+            }
+            // Unresolved candidates are added: dedup on write still catches
+            // repeats, and nothing stored is expired on a guess.
+            Ok(None) => report.errors.push("resolve: the answer held no usable JSON; added as new".into()),
+            Err(e) => report.errors.push(format!("resolve: {e}; added as new")),
+        }
+    }
+    let mut r = recall.lock().await;
+    let now = r.now_ms();
+    for ((c, decision), near) in candidates.into_iter().zip(decisions).zip(&neighbours) {
+        let mut entry =
+            MemoryEntry::new(c.content, Kind::Fact, Role::User, scope_of(c.layer, agent_id.as_deref()), now);
+        entry.importance = c.importance;
+        entry.metadata.insert("category".into(), c.category.as_str().into());
+        entry.metadata.insert("sessionId".into(), session_id.into());
+        match decision {
+            Decision::Skip => report.skipped += 1,
+            Decision::Add => match r.remember(entry).await? {
+                Remembered::Duplicate { .. } => report.skipped += 1,
+                Remembered::Stored { .. } => report.added += 1,
+                Remembered::Superseded { superseded, .. } => {
+                    report.added += 1;
+                    report.superseded += superseded.len() as u32;
+                }
+            },
+            Decision::Supersede(aliases) => {
+                let ids: Vec<String> = near
+                    .iter()
+                    .filter(|(a, _, _)| aliases.contains(a))
+                    .map(|(_, id, _)| id.clone())
+                    .collect();
+                r.supersede(entry, &ids).await?;
+                report.added += 1;
+                report.superseded += ids.len() as u32;
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

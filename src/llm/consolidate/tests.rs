@@ -1,0 +1,291 @@
+use std::rc::Rc;
+
+use futures::executor::block_on;
+
+use super::*;
+use crate::clock::ManualClock;
+use crate::llm::governor::LlmOptions;
+use crate::llm::testing::{Reply, ScriptedLlm};
+use crate::recall::RecallOptions;
+use crate::session::{NewMessage, SessionOptions};
+use crate::store::{MemoryStore, Store};
+use crate::tokens::Estimate;
+
+struct Fixture {
+    store: Rc<MemoryStore>,
+    clock: Rc<ManualClock>,
+    session: Mutex<Session>,
+    recall: Mutex<Recall>,
+}
+
+fn fixture(turns: &[(&str, &str)]) -> Fixture {
+    let store = Rc::new(MemoryStore::new());
+    let clock = Rc::new(ManualClock::new(1_700_000_000_000));
+    let session = open_session(&store, &clock);
+    let recall = block_on(Recall::open(store.clone(), clock.clone(), RecallOptions::default())).unwrap();
+    let f = Fixture { store, clock, session: Mutex::new(session), recall: Mutex::new(recall) };
+    add_turns(&f, turns);
+    f
+}
+
+fn open_session(store: &Rc<MemoryStore>, clock: &Rc<ManualClock>) -> Session {
+    block_on(Session::open("s1", store.clone(), Rc::new(Estimate), clock.clone(), SessionOptions::default()))
+        .unwrap()
+}
+
+fn add_turns(f: &Fixture, turns: &[(&str, &str)]) {
+    let mut s = block_on(f.session.lock());
+    for (user, assistant) in turns {
+        for (role, text) in [(Role::User, user), (Role::Assistant, assistant)] {
+            let m = NewMessage { role: Some(role), content: text.to_string(), ..NewMessage::default() };
+            block_on(s.add(m)).unwrap();
+        }
+        f.clock.advance(1_000);
+    }
+}
+
+fn governor(f: &Fixture, llm: &Rc<ScriptedLlm>) -> Governor {
+    let options = LlmOptions { max_retries: 0, ..LlmOptions::default() };
+    Governor::new(llm.clone(), f.clock.clone(), options).unwrap()
+}
+
+fn end(f: &Fixture, g: &Governor) -> EndSessionReport {
+    block_on(end_session(&f.session, &f.recall, g, &EndSessionOptions::default())).unwrap()
+}
+
+fn contents(f: &Fixture) -> Vec<String> {
+    block_on(f.recall.lock()).memories().into_iter().map(|e| e.content).collect()
+}
+
+#[test]
+fn the_judge_extracts_and_a_second_end_finds_nothing_new() {
+    let f = fixture(&[("I switched to Rust last year and love it", "Nice!"), ("thanks", "bye")]);
+    let llm = Rc::new(ScriptedLlm::new([Reply::text(
+        r#"{"memories": [{"content": "User loves Rust", "category": "preference", "scope": "user", "importance": 8}]}"#,
+    )]));
+    let g = governor(&f, &llm);
+    let r = end(&f, &g);
+    assert_eq!((r.judge, r.new_messages, r.candidates, r.added, r.llm_calls), ("llm", 4, 1, 1, 1));
+    assert!(r.complete && r.errors.is_empty());
+    let judge_prompt = &llm.requests()[0].messages[1].content;
+    assert_eq!(judge_prompt.matches("[[NEW]]").count(), 4);
+    let stored = block_on(f.recall.lock()).memories();
+    assert_eq!(stored[0].content, "User loves Rust");
+    assert_eq!(stored[0].scope, Scope::User);
+    assert!((stored[0].importance - 0.8).abs() < 1e-6);
+    assert_eq!(stored[0].metadata["category"], "preference");
+
+    let again = end(&f, &g);
+    assert_eq!((again.judge, again.new_messages, again.llm_calls), ("none", 0, 0));
+
+    // Only the new turn is marked next time; the old ones are context.
+    add_turns(&f, &[("My name is Ada", "Hello Ada")]);
+    llm.push(Reply::text(r#"{"memories": [{"content": "User's name is Ada", "category": "profile"}]}"#));
+    let r = end(&f, &g);
+    assert_eq!(r.new_messages, 2);
+    let prompt = &llm.requests()[1].messages[1].content;
+    assert_eq!(prompt.matches("[[NEW]]").count(), 2);
+    assert!(prompt.contains("[user]: I switched to Rust"));
+}
+
+#[test]
+fn a_failing_or_unreadable_judge_falls_back_to_rules() {
+    for reply in [Reply::BadRequest, Reply::text("Sorry, I can't help with that."), Reply::text("")] {
+        let f = fixture(&[("Hi. I prefer dark roast coffee. What's new?", "Not much.")]);
+        let llm = Rc::new(ScriptedLlm::new([reply]));
+        let r = end(&f, &governor(&f, &llm));
+        assert_eq!((r.judge, r.added), ("rules", 1));
+        assert!(r.complete);
+        assert_eq!(r.errors.len(), 1, "{:?}", r.errors);
+        assert_eq!(contents(&f), ["I prefer dark roast coffee"]);
+    }
+}
+
+#[test]
+fn wrong_types_are_repaired_not_fatal() {
+    let f = fixture(&[("I live in Lyon", "Lovely city")]);
+    let llm = Rc::new(ScriptedLlm::new([Reply::text(
+        r#"{"memories": [{"content": "User lives in Lyon", "importance": "high", "scope": 7, "category": null}, {"content": 5}]}"#,
+    )]));
+    let r = end(&f, &governor(&f, &llm));
+    assert_eq!((r.judge, r.added), ("llm", 1));
+    let stored = block_on(f.recall.lock()).memories();
+    assert_eq!((stored[0].scope.clone(), stored[0].importance), (Scope::User, 0.5));
+}
+
+#[test]
+fn a_contradiction_supersedes_in_one_batched_resolve_call() {
+    let f = fixture(&[("I prefer Rust for backend work", "ok"), ("I live in Lyon", "ok")]);
+    let llm = Rc::new(ScriptedLlm::new([Reply::text(
+        r#"{"memories": ["User prefers Rust for backend work", "User lives in Lyon"]}"#,
+    )]));
+    let g = governor(&f, &llm);
+    assert_eq!(end(&f, &g).added, 2);
+
+    add_turns(
+        &f,
+        &[
+            ("Actually I now prefer Go for backend work", "noted"),
+            ("I moved to Paris, I live in Paris now", "ok"),
+        ],
+    );
+    llm.push(Reply::text(
+        r#"{"memories": ["User prefers Go for backend work", "User lives in Paris", "User owns a cat"]}"#,
+    ));
+    llm.push(Reply::text(
+        r#"{"decisions": [{"candidate": 1, "action": "supersede", "ids": ["m1"]}, {"candidate": 2, "action": "supersede", "ids": ["m2"]}]}"#,
+    ));
+    let r = end(&f, &g);
+    assert_eq!((r.candidates, r.added, r.superseded, r.llm_calls), (3, 3, 2, 2), "{r:?}");
+    let resolve_prompt = &llm.requests()[2].messages[1].content;
+    assert!(resolve_prompt
+        .contains("Candidate 1: User prefers Go for backend work\n  - stored m1: User prefers Rust"));
+    assert!(!resolve_prompt.contains("cat"), "a candidate with no similar memory needs no resolving");
+    let mut now = contents(&f);
+    now.sort();
+    assert_eq!(now, ["User lives in Paris", "User owns a cat", "User prefers Go for backend work"]);
+    // The old versions are history, not gone.
+    let r = block_on(f.recall.lock());
+    let go = r.memories().into_iter().find(|e| e.content.contains("Go")).unwrap();
+    assert_eq!(r.history(&go.id).len(), 2);
+}
+
+#[test]
+fn an_unusable_resolve_answer_adds_and_expires_nothing() {
+    let f = fixture(&[("I prefer Rust", "ok")]);
+    let llm = Rc::new(ScriptedLlm::new([Reply::text(r#"["User prefers Rust"]"#)]));
+    let g = governor(&f, &llm);
+    end(&f, &g);
+    add_turns(&f, &[("I prefer Go", "ok")]);
+    llm.push(Reply::text(r#"["User prefers Go"]"#));
+    llm.push(Reply::text("{not json"));
+    let r = end(&f, &g);
+    assert_eq!((r.added, r.superseded), (1, 0));
+    assert!(r.errors[0].starts_with("resolve:"));
+    assert_eq!(contents(&f).len(), 2);
+}
+
+#[test]
+fn duplicates_within_a_batch_and_of_stored_memories_are_skipped() {
+    let f = fixture(&[("I prefer Rust", "ok")]);
+    let llm = Rc::new(ScriptedLlm::new([Reply::text(r#"["User prefers Rust", "user prefers rust!"]"#)]));
+    let g = governor(&f, &llm);
+    let r = end(&f, &g);
+    assert_eq!((r.candidates, r.added), (1, 1));
+    add_turns(&f, &[("As I said, I prefer Rust", "ok")]);
+    llm.push(Reply::text(r#"["User prefers Rust"]"#));
+    llm.push(Reply::text(r#"{"decisions": [{"candidate": 1, "action": "add"}]}"#));
+    let r = end(&f, &g);
+    assert_eq!((r.added, r.skipped), (0, 1), "dedup on write catches what the resolver let through");
+}
+
+#[test]
+fn the_summary_is_refreshed_after_twenty_messages_and_a_failure_stays_in_the_outbox() {
+    let turns: Vec<(String, String)> =
+        (0..10).map(|i| (format!("question {i}"), format!("answer {i}"))).collect();
+    let turns: Vec<(&str, &str)> = turns.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+    let f = fixture(&turns);
+    let llm = Rc::new(ScriptedLlm::new([Reply::text(r#"{"memories": []}"#), Reply::ServerError]));
+    let g = governor(&f, &llm);
+    let r = end(&f, &g);
+    assert!(!r.complete && !r.summary_updated);
+    assert!(r.errors[0].starts_with("summary: LLM: HTTP 503"));
+    let record = block_on(outbox::get(f.store.as_ref(), "s1")).unwrap().unwrap();
+    assert_eq!(record.attempts, 1);
+    assert!(record.last_error.is_some());
+
+    // The next run does only what is left: no judge call, one summary call.
+    llm.push(Reply::text("The user asked ten questions."));
+    let r = end(&f, &g);
+    assert!(r.complete && r.summary_updated);
+    assert_eq!((r.new_messages, r.llm_calls), (0, 1));
+    assert!(block_on(outbox::get(f.store.as_ref(), "s1")).unwrap().is_none());
+    assert_eq!(block_on(f.session.lock()).summary().unwrap().content, "The user asked ten questions.");
+    // Covered now: a third run makes no call at all.
+    assert_eq!(end(&f, &g).llm_calls, 0);
+}
+
+#[test]
+fn processed_marks_are_written_only_after_the_memories() {
+    /// Fails writes of processed marks, as a closed tab would cut them off.
+    struct NoMarks(MemoryStore);
+    impl Store for NoMarks {
+        fn get<'a>(&'a self, key: &'a str) -> crate::ports::LocalBoxFuture<'a, Result<Option<String>>> {
+            self.0.get(key)
+        }
+        fn put_many(&self, items: Vec<(String, String)>) -> crate::ports::LocalBoxFuture<'_, Result<()>> {
+            if items.iter().any(|(k, _)| k.starts_with("lt/processed/")) {
+                return Box::pin(async { Err(crate::error::Error::storage("tab closed")) });
+            }
+            self.0.put_many(items)
+        }
+        fn delete_many(&self, keys: Vec<String>) -> crate::ports::LocalBoxFuture<'_, Result<()>> {
+            self.0.delete_many(keys)
+        }
+        fn list<'a>(
+            &'a self,
+            prefix: &'a str,
+        ) -> crate::ports::LocalBoxFuture<'a, Result<Vec<(String, String)>>> {
+            self.0.list(prefix)
+        }
+    }
+    let store: Rc<NoMarks> = Rc::new(NoMarks(MemoryStore::new()));
+    let clock = Rc::new(ManualClock::new(1_700_000_000_000));
+    let mut s = block_on(Session::open(
+        "s1",
+        store.clone(),
+        Rc::new(Estimate),
+        clock.clone(),
+        SessionOptions::default(),
+    ))
+    .unwrap();
+    block_on(s.add(NewMessage { content: "I prefer tea".into(), ..NewMessage::default() })).unwrap();
+    let session = Mutex::new(s);
+    let recall =
+        Mutex::new(block_on(Recall::open(store.clone(), clock.clone(), RecallOptions::default())).unwrap());
+    let llm = Rc::new(ScriptedLlm::new([Reply::text(r#"["User prefers tea"]"#)]));
+    let g = Governor::new(llm, clock, LlmOptions::default()).unwrap();
+    let e = block_on(end_session(&session, &recall, &g, &EndSessionOptions::default())).unwrap_err();
+    assert_eq!(e.code, ErrorCode::Storage);
+    // The memory is stored and the work is still owed.
+    assert_eq!(block_on(recall.lock()).memories().len(), 1);
+    assert!(block_on(outbox::get(store.as_ref(), "s1")).unwrap().is_some());
+}
+
+#[test]
+fn chinese_conversations_get_chinese_prompts_and_rule_fallback() {
+    let f = fixture(&[("我喜欢用 Rust 写代码。今天好累", "辛苦了")]);
+    let llm = Rc::new(ScriptedLlm::new([Reply::Hang]));
+    let options = LlmOptions { max_retries: 0, timeout_ms: 5_000, ..LlmOptions::default() };
+    let g = Governor::new(llm.clone(), f.clock.clone(), options).unwrap();
+    let r = end(&f, &g);
+    assert_eq!(r.judge, "rules");
+    assert!(r.errors[0].contains("TIMEOUT"));
+    assert!(llm.requests()[0].messages[0].content.contains("只输出 JSON"));
+    assert_eq!(contents(&f), ["我喜欢用 Rust 写代码"]);
+    let block = block_on(f.recall.lock()).block(&Estimate, "我喜欢用什么语言写代码?", 500).unwrap();
+    assert!(block.contains("我喜欢用 Rust 写代码"), "{block}");
+}
+
+#[test]
+fn judge_batches_carry_context_and_stay_in_budget() {
+    // Old, old, new, new, new with 10 tokens each.
+    let b = judge_batches(&[false, false, true, true, true], &[10; 5], 40);
+    assert_eq!(b, vec![1..5]);
+    // A budget of 20 splits the new messages.
+    let b = judge_batches(&[false, true, true, true], &[10; 4], 20);
+    assert_eq!(b, vec![1..3, 3..4]);
+    // A message over budget is judged alone.
+    assert_eq!(judge_batches(&[true], &[500], 20), vec![0..1]);
+    assert!(judge_batches(&[false, false], &[1, 1], 20).is_empty());
+}
+
+#[test]
+fn message_hashes_are_stable_and_distinct() {
+    let a = message_hash("s1", 0, Role::User, "hi");
+    assert_eq!(a, message_hash("s1", 0, Role::User, "hi"));
+    assert_ne!(a, message_hash("s1", 1, Role::User, "hi"));
+    assert_ne!(a, message_hash("s2", 0, Role::User, "hi"));
+    assert_ne!(a, message_hash("s1", 0, Role::Assistant, "hi"));
+    assert_eq!(a.len(), 16);
+}

@@ -1,0 +1,340 @@
+//! Parsing what models answer. Models wrap JSON in code fences, add a
+//! sentence after it, use strings for numbers, or leave fields out; the
+//! parsers take what is usable and repair the rest (seed 002: fill defaults,
+//! drop empty contents, cut each memory to 200 characters).
+
+use serde_json::Value;
+
+/// Longest memory the judge may store, in characters (seed 002).
+pub const MAX_MEMORY_CHARS: usize = 200;
+
+/// What kind of information a memory holds (the judge prompt's five).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Category {
+    Profile,
+    Preference,
+    Fact,
+    Task,
+    Experience,
+}
+
+impl Category {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Category::Profile => "profile",
+            Category::Preference => "preference",
+            Category::Fact => "fact",
+            Category::Task => "task",
+            Category::Experience => "experience",
+        }
+    }
+
+    fn parse(s: &str) -> Option<Category> {
+        Some(match s.trim().to_ascii_lowercase().as_str() {
+            "profile" | "identity" | "personal" => Category::Profile,
+            "preference" | "preferences" | "like" | "habit" => Category::Preference,
+            "fact" | "facts" | "knowledge" | "event" => Category::Fact,
+            "task" | "tasks" | "goal" | "plan" | "todo" => Category::Task,
+            "experience" | "lesson" | "feedback" => Category::Experience,
+            _ => return None,
+        })
+    }
+
+    /// The middle of the prompt's importance range, used when the model
+    /// gave none.
+    fn default_importance(self) -> f32 {
+        match self {
+            Category::Profile => 0.8,
+            Category::Preference => 0.7,
+            Category::Fact => 0.5,
+            Category::Task => 0.4,
+            Category::Experience => 0.6,
+        }
+    }
+}
+
+/// Which layer a candidate belongs to (the session layer is never a target).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layer {
+    User,
+    Agent,
+}
+
+/// A memory the judge proposes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Candidate {
+    pub content: String,
+    pub category: Category,
+    pub layer: Layer,
+    /// 0.0 to 1.0 (the prompt's 1-10 divided by 10).
+    pub importance: f32,
+}
+
+/// The first JSON value in `text`: the whole text, or the inside of a code
+/// fence, or the first balanced `{…}` / `[…]` (strings and escapes
+/// respected), so trailing prose is ignored.
+pub fn extract_json(text: &str) -> Option<Value> {
+    let trimmed = text.trim();
+    if let Ok(v) = serde_json::from_str(trimmed) {
+        return Some(v);
+    }
+    let bytes = trimmed.as_bytes();
+    let mut start = 0;
+    while let Some(off) = trimmed[start..].find(['{', '[']) {
+        let open = start + off;
+        if let Some(end) = balanced_end(&bytes[open..]) {
+            if let Ok(v) = serde_json::from_str(&trimmed[open..open + end]) {
+                return Some(v);
+            }
+        }
+        start = open + 1;
+    }
+    None
+}
+
+/// The length of the balanced bracket group at the start of `s`.
+fn balanced_end(s: &[u8]) -> Option<usize> {
+    let (mut depth, mut in_string, mut escaped) = (0i32, false, false);
+    for (i, &b) in s.iter().enumerate() {
+        if in_string {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(i + 1);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Cuts to `max` characters at a character boundary, trimmed.
+pub fn truncate_chars(s: &str, max: usize) -> String {
+    let s = s.trim();
+    match s.char_indices().nth(max) {
+        Some((i, _)) => s[..i].trim_end().to_string(),
+        None => s.to_string(),
+    }
+}
+
+fn number(v: &Value) -> Option<f64> {
+    match v {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    }
+}
+
+/// Importance on the prompt's 1-10 scale to 0-1; a model that answered on
+/// a 0-1 scale already is understood too.
+fn importance(v: Option<&Value>, category: Category) -> f32 {
+    match v.and_then(number).filter(|n| n.is_finite() && *n > 0.0) {
+        Some(n) if n <= 1.0 => n as f32,
+        Some(n) => (n.min(10.0) / 10.0) as f32,
+        None => category.default_importance(),
+    }
+}
+
+/// The judge's answer: `None` when no JSON could be read (the caller falls
+/// back to the rule judge), else the repaired candidates (possibly none:
+/// the model judged that nothing was worth keeping).
+pub fn parse_judge(text: &str) -> Option<Vec<Candidate>> {
+    let value = extract_json(text)?;
+    let items = match &value {
+        Value::Array(items) => items,
+        Value::Object(o) => match o.get("memories").or_else(|| o.get("items")) {
+            Some(Value::Array(items)) => items,
+            Some(Value::Null) | None if o.contains_key("content") => std::slice::from_ref(&value),
+            Some(Value::Null) | None => return Some(Vec::new()),
+            Some(_) => return None,
+        },
+        _ => return None,
+    };
+    let candidates = items
+        .iter()
+        .filter_map(|item| {
+            let (content, o) = match item {
+                Value::String(s) => (s.as_str(), None),
+                Value::Object(o) => (o.get("content").and_then(Value::as_str)?, Some(o)),
+                _ => return None,
+            };
+            let content = truncate_chars(content, MAX_MEMORY_CHARS);
+            if content.is_empty() {
+                return None;
+            }
+            let field = |k: &str| o.and_then(|o| o.get(k));
+            let category =
+                field("category").and_then(Value::as_str).and_then(Category::parse).unwrap_or(Category::Fact);
+            let layer = match field("scope").and_then(Value::as_str).map(|s| s.trim().to_ascii_lowercase()) {
+                Some(s) if s == "agent" || s.starts_with("agent:") => Layer::Agent,
+                Some(s) if s == "user" => Layer::User,
+                _ if category == Category::Experience => Layer::Agent,
+                _ => Layer::User,
+            };
+            Some(Candidate {
+                content,
+                category,
+                layer,
+                importance: importance(field("importance"), category),
+            })
+        })
+        .collect();
+    Some(candidates)
+}
+
+/// What to do with one candidate.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    Add,
+    Skip,
+    /// Replace the stored memories with these aliases.
+    Supersede(Vec<String>),
+}
+
+/// The resolver's answer for `n` candidates. A candidate the answer does not
+/// mention, or a `supersede` naming no id it was shown, is added: keeping
+/// both versions loses nothing, deleting on a guess could. `None` when no
+/// JSON could be read.
+pub fn parse_resolve(
+    text: &str,
+    n: usize,
+    known_alias: impl Fn(usize, &str) -> bool,
+) -> Option<Vec<Decision>> {
+    let value = extract_json(text)?;
+    let items = match &value {
+        Value::Array(items) => items.as_slice(),
+        Value::Object(o) => match o.get("decisions") {
+            Some(Value::Array(items)) => items.as_slice(),
+            _ => return None,
+        },
+        _ => return None,
+    };
+    let mut out = vec![Decision::Add; n];
+    for (pos, item) in items.iter().enumerate() {
+        let Value::Object(o) = item else { continue };
+        // 1-based as the prompt numbers them; position as a fallback.
+        let index = match o.get("candidate").and_then(number) {
+            Some(k) if k >= 1.0 && k.fract() == 0.0 => k as usize - 1,
+            Some(_) => continue,
+            None => pos,
+        };
+        if index >= n {
+            continue;
+        }
+        let action = o.get("action").and_then(Value::as_str).unwrap_or("add").trim().to_ascii_lowercase();
+        out[index] = match action.as_str() {
+            "skip" | "duplicate" | "ignore" => Decision::Skip,
+            "supersede" | "update" | "replace" => {
+                let ids: Vec<String> = match o.get("ids").or_else(|| o.get("supersedes")) {
+                    Some(Value::Array(ids)) => {
+                        ids.iter().filter_map(Value::as_str).map(str::to_string).collect()
+                    }
+                    Some(Value::String(id)) => vec![id.clone()],
+                    _ => Vec::new(),
+                };
+                let ids: Vec<String> = ids.into_iter().filter(|id| known_alias(index, id)).collect();
+                if ids.is_empty() {
+                    Decision::Add
+                } else {
+                    Decision::Supersede(ids)
+                }
+            }
+            _ => Decision::Add,
+        };
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_json_in_fences_and_before_trailing_text() {
+        let v = extract_json("```json\n{\"memories\": []}\n```").unwrap();
+        assert_eq!(v["memories"], Value::Array(vec![]));
+        let v = extract_json("Sure! {\"a\": \"}{\", \"b\": [1]} Hope this helps {").unwrap();
+        assert_eq!(v["a"], "}{");
+        assert!(extract_json("no json here").is_none());
+        assert!(extract_json("{\"unterminated\": ").is_none());
+    }
+
+    #[test]
+    fn repairs_judge_answers() {
+        let long = "x".repeat(250);
+        let text = format!(
+            r#"{{"memories": [
+                {{"content": "  User prefers Rust  ", "category": "Preference", "scope": "user", "importance": "8"}},
+                {{"content": ""}},
+                {{"content": "{long}"}},
+                {{"content": "Answer briefly", "category": "experience"}},
+                {{"content": "likes tea", "importance": 0.9, "category": "nonsense", "scope": "agent:x"}},
+                42,
+                "User lives in Lyon"
+            ]}} trailing words"#
+        );
+        let c = parse_judge(&text).unwrap();
+        assert_eq!(c.len(), 5);
+        assert_eq!(
+            c[0],
+            Candidate {
+                content: "User prefers Rust".into(),
+                category: Category::Preference,
+                layer: Layer::User,
+                importance: 0.8
+            }
+        );
+        assert_eq!(c[1].content.chars().count(), MAX_MEMORY_CHARS);
+        assert_eq!((c[2].layer, c[2].importance), (Layer::Agent, 0.6));
+        assert_eq!((c[3].category, c[3].layer, c[3].importance), (Category::Fact, Layer::Agent, 0.9));
+        assert_eq!(c[4].content, "User lives in Lyon");
+    }
+
+    #[test]
+    fn unusable_judge_answers_are_none_and_empty_lists_are_kept() {
+        assert!(parse_judge("").is_none());
+        assert!(parse_judge("I could not find anything.").is_none());
+        assert!(parse_judge(r#"{"memories": "none"}"#).is_none());
+        assert_eq!(parse_judge(r#"{"memories": []}"#), Some(vec![]));
+        assert_eq!(parse_judge(r#"{"result": "nothing"}"#), Some(vec![]));
+        assert_eq!(parse_judge(r#"{"content": "User is a nurse", "category": "profile"}"#).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn truncates_at_character_boundaries() {
+        assert_eq!(truncate_chars("我喜欢用Rust写代码", 3), "我喜欢");
+        assert_eq!(truncate_chars(" ab ", 10), "ab");
+    }
+
+    #[test]
+    fn resolve_decisions_default_to_add() {
+        let known = |i: usize, id: &str| i == 1 && id == "m1";
+        let text = r#"```json
+        {"decisions": [
+            {"candidate": 2, "action": "supersede", "ids": ["m1", "m9"]},
+            {"candidate": 3, "action": "SKIP"},
+            {"candidate": 9, "action": "skip"},
+            {"candidate": 1, "action": "supersede", "ids": ["m1"]},
+            {"candidate": 4, "action": "delete everything"}
+        ]}
+        ```"#;
+        let d = parse_resolve(text, 4, known).unwrap();
+        assert_eq!(
+            d,
+            vec![Decision::Add, Decision::Supersede(vec!["m1".into()]), Decision::Skip, Decision::Add]
+        );
+        assert!(parse_resolve("nope", 2, known).is_none());
+    }
+}
