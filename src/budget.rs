@@ -115,9 +115,14 @@ impl TokenBudget {
     }
 
     pub fn record_usage(&mut self, input_tokens: u64, output_tokens: u64) {
-        self.usage.calls += 1;
-        self.usage.input_tokens += input_tokens;
-        self.usage.output_tokens += output_tokens;
+        self.add_usage(Usage { calls: 1, input_tokens, output_tokens });
+    }
+
+    /// Adds the usage of several calls at once.
+    pub fn add_usage(&mut self, usage: Usage) {
+        self.usage.calls += usage.calls;
+        self.usage.input_tokens += usage.input_tokens;
+        self.usage.output_tokens += usage.output_tokens;
     }
 
     pub fn usage(&self) -> Usage {

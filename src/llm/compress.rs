@@ -70,8 +70,15 @@ pub fn summary_words(summary_budget_tokens: u32) -> u32 {
 }
 
 /// Compresses the session's old messages. `Ok(None)` when there is nothing
-/// to compress.
+/// to compress. The calls' usage joins the session's usage record.
 pub async fn compress(session: &Mutex<Session>, governor: &Governor) -> Result<Option<CompressReport>> {
+    let before = governor.stats();
+    let out = compress_inner(session, governor).await;
+    session.lock().await.budget_mut().add_usage(governor.usage_since(&before));
+    out
+}
+
+async fn compress_inner(session: &Mutex<Session>, governor: &Governor) -> Result<Option<CompressReport>> {
     let (messages, previous, tokenizer, summary_budget) = {
         let s = session.lock().await;
         let previous = s.summary().map(|e| e.content.clone());

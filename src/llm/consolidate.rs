@@ -103,8 +103,21 @@ fn is_chat(e: &MemoryEntry) -> bool {
     matches!(e.role, Role::User | Role::Assistant) && e.tool_calls.is_empty() && !e.content.trim().is_empty()
 }
 
-/// Runs session end for `session`, storing memories through `recall`.
+/// Runs session end for `session`, storing memories through `recall`. The
+/// calls' usage joins the session's usage record.
 pub async fn end_session(
+    session: &Mutex<Session>,
+    recall: &Mutex<Recall>,
+    governor: &Governor,
+    options: &EndSessionOptions,
+) -> Result<EndSessionReport> {
+    let before = governor.stats();
+    let out = end_session_inner(session, recall, governor, options).await;
+    session.lock().await.budget_mut().add_usage(governor.usage_since(&before));
+    out
+}
+
+async fn end_session_inner(
     session: &Mutex<Session>,
     recall: &Mutex<Recall>,
     governor: &Governor,

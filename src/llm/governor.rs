@@ -140,6 +140,23 @@ impl Governor {
         self.stats.borrow().clone()
     }
 
+    /// Calls and tokens since `before` (an earlier [`Governor::stats`]), for
+    /// the session's usage record.
+    pub fn usage_since(&self, before: &LlmStats) -> crate::budget::Usage {
+        let s = self.stats.borrow();
+        crate::budget::Usage {
+            calls: s.calls - before.calls,
+            input_tokens: s.input_tokens - before.input_tokens,
+            output_tokens: s.output_tokens - before.output_tokens,
+        }
+    }
+
+    /// Records a failure met outside a call (a store write in background
+    /// work), so `stats().lastError` shows it.
+    pub fn note_error(&self, error: &Error) {
+        self.stats.borrow_mut().last_error = Some(error.to_string());
+    }
+
     /// Tokens spent so far.
     pub fn spent_tokens(&self) -> u64 {
         let s = self.stats.borrow();

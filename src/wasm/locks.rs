@@ -37,10 +37,19 @@ pub async fn with_lock<T>(name: &str, work: impl Future<Output = Result<T>>) -> 
             Reflect::get(&locks, &"request".into()).expect("checked above").unchecked_into();
         let _ = request.call2(&locks, &JsValue::from_str(name), &callback);
     });
+    let _release = Release(release);
     JsFuture::from(granted).await.map_err(|_| Error::storage("the Web Lock could not be acquired"))?;
-    let out = work.await;
-    if let Some(release) = release {
-        let _ = release.call0(&JsValue::NULL);
+    work.await
+}
+
+/// Releases the lock when the work ends, also when it is dropped midway
+/// (an aborted `endSession`): a lock left held would stall every tab.
+struct Release(Option<Function>);
+
+impl Drop for Release {
+    fn drop(&mut self) {
+        if let Some(release) = &self.0 {
+            let _ = release.call0(&JsValue::NULL);
+        }
     }
-    out
 }

@@ -14,17 +14,21 @@ use wasm_bindgen_futures::{future_to_promise, JsFuture};
 use super::entry::EntryInput;
 use super::indexeddb::IndexedDbStore;
 use super::js_store::JsStore;
+use super::llm::{aborted, parse_llm_option};
 use super::locks::with_lock;
 use super::search::parse_search_options;
 use super::tokenizer::JsTokenizer;
 use super::types::{JsContextRequest, JsMemoryOptions, JsMessageInput, JsSessionUsage, JsUsageReport};
-use super::types::{JsEntryInput, JsSearchOptions};
+use super::types::{JsEndSessionOptions, JsEntryInput, JsSearchOptions};
 use super::{
     describe, from_js, js_count, js_error, js_string, shallow_copy, take_field, to_js, to_js_json, JsClock,
 };
 use crate::dedup::DedupOptions;
 use crate::entry::Scope;
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorCode, Result};
+use crate::llm::consolidate::{self, EndSessionOptions};
+use crate::llm::governor::Governor;
+use crate::llm::{compress, outbox};
 use crate::longterm::ExportDocument;
 use crate::ports::LocalBoxFuture;
 use crate::recall::{Recall, RecallOptions, RecallSource};
@@ -94,6 +98,48 @@ pub struct JsMemory {
     /// The Web Lock that serializes long-term writes across tabs.
     lock_name: String,
     long_term: Option<Rc<JsLongTerm>>,
+    llm: Option<Rc<LlmState>>,
+}
+
+/// The model and the background work it drives.
+struct LlmState {
+    governor: Governor,
+    /// Compress in the background when `add` finds compression due.
+    auto_compress: bool,
+    compressing: std::cell::Cell<bool>,
+    /// Background work not yet settled, for `idle()`.
+    tasks: std::cell::RefCell<Vec<Promise>>,
+}
+
+impl LlmState {
+    /// Runs `work` in the background; its failure is kept in the stats (the
+    /// work itself is durable, so it is retried later).
+    fn spawn(self: &Rc<Self>, work: impl std::future::Future<Output = Result<()>> + 'static) {
+        let state = self.clone();
+        let task = future_to_promise(async move {
+            if let Err(e) = work.await {
+                state.governor.note_error(&e);
+            }
+            Ok(JsValue::UNDEFINED)
+        });
+        let mut tasks = self.tasks.borrow_mut();
+        tasks.push(task);
+    }
+}
+
+/// Session end under the cross-tab lock, with the namespace reloaded first
+/// so that another tab's writes are deduplicated against.
+async fn run_end_session(
+    lock_name: &str,
+    session: &Mutex<Session>,
+    recall: &Mutex<Recall>,
+    governor: &Governor,
+) -> Result<consolidate::EndSessionReport> {
+    with_lock(lock_name, async {
+        recall.lock().await.refresh().await?;
+        consolidate::end_session(session, recall, governor, &EndSessionOptions::default()).await
+    })
+    .await
 }
 
 fn promise<F>(f: F) -> Promise
@@ -130,6 +176,14 @@ impl JsMemory {
                 },
                 ..RecallOptions::default()
             };
+            let llm = match take_field(&copy, "llm")? {
+                v if v.is_undefined() || v.is_null() => None,
+                v => Some(parse_llm_option(v)?),
+            };
+            let auto_compress = match take_field(&copy, "autoCompress")? {
+                v if v.is_undefined() => true,
+                v => v.as_bool().ok_or_else(|| js_error(Error::invalid("autoCompress must be a boolean")))?,
+            };
             let long_term = take_field(&copy, "longTerm")?;
             let long_term = match long_term.dyn_into::<Function>() {
                 Ok(f) => Some(Rc::new(JsLongTerm(f))),
@@ -146,15 +200,36 @@ impl JsMemory {
             let recall = with_lock(&lock_name, Recall::open(store.clone(), clock.clone(), recall_options))
                 .await
                 .map_err(js_error)?;
-            let session =
-                Session::open(&session_id, store, tokenizer, clock, options).await.map_err(js_error)?;
-            Ok(JsMemory {
+            let session = Session::open(&session_id, store.clone(), tokenizer, clock.clone(), options)
+                .await
+                .map_err(js_error)?;
+            let owed = outbox::get(store.as_ref(), session.storage_id()).await.map_err(js_error)?.is_some();
+            let llm = match llm {
+                Some((hook, options)) => Some(Rc::new(LlmState {
+                    governor: Governor::new(Rc::new(hook), clock, options).map_err(js_error)?,
+                    auto_compress,
+                    compressing: Default::default(),
+                    tasks: Default::default(),
+                })),
+                None => None,
+            };
+            let memory = JsMemory {
                 session: Rc::new(Mutex::new(session)),
                 recall: Rc::new(Mutex::new(recall)),
                 lock_name,
                 long_term,
+                llm,
+            };
+            // Work an earlier session end left unfinished resumes now, in
+            // the background: opening never waits on the model.
+            if let (Some(llm), true) = (&memory.llm, owed) {
+                let (session, recall, lock_name, state) =
+                    (memory.session.clone(), memory.recall.clone(), memory.lock_name.clone(), llm.clone());
+                llm.spawn(async move {
+                    run_end_session(&lock_name, &session, &recall, &state.governor).await.map(|_| ())
+                });
             }
-            .into())
+            Ok(memory.into())
         })
     }
 
@@ -164,9 +239,109 @@ impl JsMemory {
         let parsed: std::result::Result<NewMessage, JsValue> =
             from_js(message.into(), "message", NewMessage::FIELDS);
         let session = self.session.clone();
+        let llm = self.llm.clone();
         promise(async move {
-            let entry = session.lock().await.add(parsed?).await.map_err(js_error)?;
+            let (entry, due) = {
+                let mut s = session.lock().await;
+                let entry = s.add(parsed?).await.map_err(js_error)?;
+                (entry, s.compression_due())
+            };
+            // Compression runs in the background: `add` never waits on the model.
+            if let Some(state) = llm.filter(|l| l.auto_compress && due && !l.compressing.get()) {
+                state.compressing.set(true);
+                let s = state.clone();
+                state.spawn(async move {
+                    let out = compress::compress(&session, &s.governor).await;
+                    s.compressing.set(false);
+                    out.map(|_| ())
+                });
+            }
             to_js(&entry)
+        })
+    }
+
+    /// Summarizes the old messages (map-reduce) now; resolves to the report,
+    /// or null when there is nothing to compress. On failure nothing changes.
+    #[wasm_bindgen(unchecked_return_type = "Promise<CompressReport | null>")]
+    pub fn compress(&self) -> Promise {
+        let session = self.session.clone();
+        let llm = self.llm.clone();
+        promise(async move {
+            let llm = llm.ok_or_else(no_llm)?;
+            match compress::compress(&session, &llm.governor).await.map_err(js_error)? {
+                Some(report) => to_js_json(&report),
+                None => Ok(JsValue::NULL),
+            }
+        })
+    }
+
+    /// Session end: extracts long-term memories from the messages not yet
+    /// processed, resolves conflicts, refreshes the summary when due. Work
+    /// that fails stays owed and is resumed by the next call or open.
+    #[wasm_bindgen(js_name = endSession, unchecked_return_type = "Promise<EndSessionReport>")]
+    pub fn end_session(&self, options: Option<JsEndSessionOptions>) -> Promise {
+        let signal = options
+            .map(JsValue::from)
+            .filter(|o| o.is_object())
+            .map(|o| js_sys::Reflect::get(&o, &"signal".into()).unwrap_or(JsValue::UNDEFINED))
+            .filter(|s| !s.is_undefined() && !s.is_null());
+        let (session, recall, lock_name, llm) =
+            (self.session.clone(), self.recall.clone(), self.lock_name.clone(), self.llm.clone());
+        promise(async move {
+            let llm = llm.ok_or_else(no_llm)?;
+            let work = run_end_session(&lock_name, &session, &recall, &llm.governor);
+            let report = match signal {
+                None => work.await,
+                Some(signal) => {
+                    futures::pin_mut!(work);
+                    let abort = aborted(signal);
+                    futures::pin_mut!(abort);
+                    match futures::future::select(work, abort).await {
+                        futures::future::Either::Left((out, _)) => out,
+                        futures::future::Either::Right(_) => {
+                            Err(Error::new(ErrorCode::Aborted, "endSession was aborted; the work stays owed"))
+                        }
+                    }
+                }
+            };
+            to_js_json(&report.map_err(js_error)?)
+        })
+    }
+
+    /// Resolves when background work (compression, resumed session ends)
+    /// has settled: await it before a worker ends or a test checks results.
+    #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
+    pub fn idle(&self) -> Promise {
+        let llm = self.llm.clone();
+        promise(async move {
+            let Some(llm) = llm else { return Ok(JsValue::UNDEFINED) };
+            loop {
+                let tasks: Vec<Promise> = std::mem::take(&mut *llm.tasks.borrow_mut());
+                if tasks.is_empty() {
+                    return Ok(JsValue::UNDEFINED);
+                }
+                let all: js_sys::Array = tasks.into_iter().collect();
+                JsFuture::from(Promise::all(&all)).await?;
+            }
+        })
+    }
+
+    /// Model calls so far: calls, failures, retries, timeouts, tokens, per purpose.
+    #[wasm_bindgen(js_name = llmStats, unchecked_return_type = "LlmStats | null")]
+    pub fn llm_stats(&self) -> std::result::Result<JsValue, JsValue> {
+        match &self.llm {
+            Some(l) => to_js_json(&l.governor.stats()),
+            None => Ok(JsValue::NULL),
+        }
+    }
+
+    /// Session ends owed in this namespace (failed or interrupted work).
+    #[wasm_bindgen(js_name = pendingWork, unchecked_return_type = "Promise<OutboxRecord[]>")]
+    pub fn pending_work(&self) -> Promise {
+        let session = self.session.clone();
+        promise(async move {
+            let store = session.lock().await.store().clone();
+            to_js_json(&outbox::list(store.as_ref()).await.map_err(js_error)?)
         })
     }
 
@@ -415,9 +590,10 @@ impl JsMemory {
         let recall = self.recall.clone();
         let lock_name = self.lock_name.clone();
         promise(async move {
-            let mut recall = recall.lock().await;
             let mut out: std::result::Result<JsValue, JsValue> = Ok(JsValue::UNDEFINED);
+            // The Web Lock first, then the mutex: the order session end takes them too.
             with_lock(&lock_name, async {
+                let mut recall = recall.lock().await;
                 recall.refresh().await?;
                 out = work(&mut recall).await;
                 Ok(())
@@ -444,6 +620,10 @@ fn parse_context_request(value: JsValue) -> std::result::Result<ContextRequest, 
         );
     }
     Ok(request)
+}
+
+fn no_llm() -> JsValue {
+    js_error(Error::invalid("this memory has no llm: pass `llm` to Memory.open"))
 }
 
 /// Synchronous calls made while an async one holds the session.

@@ -7,6 +7,7 @@ mod budget;
 mod entry;
 pub mod indexeddb;
 mod js_store;
+mod llm;
 mod locks;
 mod memory;
 mod search;
@@ -142,7 +143,7 @@ impl Sleep {
         let mut handle = JsValue::UNDEFINED;
         let promise = js_sys::Promise::new(&mut |resolve, _| {
             if let Ok(set) = js_sys::Reflect::get(&global, &"setTimeout".into())
-                .and_then(|f| f.dyn_into::<js_sys::Function>().map_err(JsValue::from))
+                .and_then(|f| f.dyn_into::<js_sys::Function>())
             {
                 handle =
                     set.call2(&JsValue::NULL, &resolve, &JsValue::from(ms)).unwrap_or(JsValue::UNDEFINED);
@@ -164,7 +165,7 @@ impl std::future::Future for Sleep {
 impl Drop for Sleep {
     fn drop(&mut self) {
         if let Ok(clear) = js_sys::Reflect::get(&js_sys::global(), &"clearTimeout".into())
-            .and_then(|f| f.dyn_into::<js_sys::Function>().map_err(JsValue::from))
+            .and_then(|f| f.dyn_into::<js_sys::Function>())
         {
             let _ = clear.call1(&JsValue::NULL, &self.handle);
         }

@@ -125,7 +125,95 @@ export interface MemoryOptions extends SessionOptions {
   /** The agent whose memories ("agent:<id>") join the user profile in requests. */
   agentId?: string;
   dedup?: DedupOptions;
+  /** The model, reached only through the host: a function, or an OpenAI-compatible endpoint with the host's fetch. */
+  llm?: LlmFunction | LlmConfig;
+  /** Compress in the background when `add` finds compression due (default true with an llm). */
+  autoCompress?: boolean;
 }
+
+/** What the library asks the model. `signal` aborts when the library gives up on the call. */
+export interface LlmRequest {
+  messages: { role: "system" | "user"; content: string }[];
+  /** Answer with a JSON object. */
+  json: boolean;
+  maxTokens?: number;
+  signal: AbortSignal;
+}
+
+/** A plain model function. Throw an error with `status` (e.g. 429) to say whether retrying helps. */
+export type LlmFunction = (request: LlmRequest) =>
+  string | { content: string; usage?: { prompt_tokens?: number; completion_tokens?: number; inputTokens?: number; outputTokens?: number } }
+  | Promise<string | { content: string; usage?: { prompt_tokens?: number; completion_tokens?: number; inputTokens?: number; outputTokens?: number } }>;
+
+export interface LlmGovernorOptions {
+  /** Per attempt, default 60000. */
+  timeoutMs?: number;
+  /** Retries on 429 / 5xx / network errors / timeouts, default 3. */
+  maxRetries?: number;
+  /** First backoff, doubled per retry (Retry-After wins when longer), default 500. */
+  backoffMs?: number;
+  /** Calls in flight at once, default 2. */
+  concurrency?: number;
+  /** Tokens this session may spend on model calls; no cap by default. */
+  maxSessionTokens?: number;
+  /** `max_tokens` of each request, default 1024. */
+  maxOutputTokens?: number;
+}
+
+export type LlmConfig = LlmGovernorOptions & (
+  | { complete: LlmFunction }
+  | {
+      /** e.g. "https://api.example.com/v1/chat/completions" */
+      endpoint: string;
+      model: string;
+      /** Default: the global fetch. */
+      fetch?: typeof fetch;
+      /** e.g. { authorization: "Bearer …" }; the library never stores them. */
+      headers?: Record<string, string>;
+      temperature?: number;
+    });
+
+export interface CompressReport {
+  /** Messages the summary newly covers. */
+  messages: number;
+  chunks: number;
+  llmCalls: number;
+  summary: MemoryEntry;
+}
+
+export interface EndSessionOptions { signal?: AbortSignal; }
+
+export interface EndSessionReport {
+  newMessages: number;
+  /** "llm", "rules" (the model failed or answered nothing usable) or "none" (nothing new). */
+  judge: "llm" | "rules" | "none";
+  candidates: number;
+  added: number;
+  superseded: number;
+  skipped: number;
+  summaryUpdated: boolean;
+  llmCalls: number;
+  /** False when work is left owed (see `pendingWork()`); it resumes on the next call or open. */
+  complete: boolean;
+  errors: string[];
+}
+
+export interface PurposeStats { calls: number; inputTokens: number; outputTokens: number; }
+
+export interface LlmStats {
+  calls: number;
+  failures: number;
+  retries: number;
+  timeouts: number;
+  inputTokens: number;
+  outputTokens: number;
+  /** Calls whose provider reported no usage (counted with the tokenizer). */
+  countedLocally: number;
+  byPurpose: Partial<Record<"compressChunk" | "compressReduce" | "judge" | "resolve" | "summary", PurposeStats>>;
+  lastError: string | null;
+}
+
+export interface OutboxRecord { sessionId: string; since: number; attempts: number; lastError?: string; }
 
 export interface ContextRequest {
   /** The user's new message: appended unless the history already ends with it, and the long-term query. */
@@ -338,4 +426,6 @@ extern "C" {
     pub type JsIndexDoc;
     #[wasm_bindgen(typescript_type = "SearchOptions")]
     pub type JsSearchOptions;
+    #[wasm_bindgen(typescript_type = "EndSessionOptions")]
+    pub type JsEndSessionOptions;
 }

@@ -1,0 +1,131 @@
+// A local OpenAI-compatible `/v1/chat/completions` server on 127.0.0.1 with a
+// scripted model, for tests, benchmarks and the demo: no key, no network.
+//
+// The model is deterministic and reads the library's prompts the way a real
+// model would be asked to: it extracts "[[NEW]]" user statements as
+// third-person memories, summarizes by keeping the first words of each line,
+// merges summaries, and resolves conflicts (a candidate saying "now" or
+// "现在" replaces the stored memories it is shown). Faults are injected per
+// request from a queue: 429 (with Retry-After), 500, a hang, invalid JSON,
+// empty content, JSON with wrong types.
+import { createServer } from "node:http";
+
+/** "I now prefer Go" -> "User now prefers Go"; "我喜欢…" -> "用户喜欢…"; else null. */
+function thirdPerson(s) {
+  const en = /^(?:actually,?\s*)?i\s+(now\s+)?(prefer|like|love|use|live|work|am|have|hate)\b(.*)$/i.exec(s);
+  if (en) {
+    const verb = { am: "is", have: "has" }[en[2].toLowerCase()] ?? en[2].toLowerCase() + "s";
+    return `User ${en[1] ?? ""}${verb}${en[3]}`;
+  }
+  const name = /^my name is\s+(.*)$/i.exec(s);
+  if (name) return `User's name is ${name[1]}`;
+  if (/^我(?:现在)?(?:喜欢|更喜欢|住在|是|叫|用)/.test(s)) return "用户" + s.slice(1);
+  return null;
+}
+
+function statements(text) {
+  return text.split(/(?<=[.!?。！？])\s*|\n/).map((s) => s.trim().replace(/[.!。！]+$/, "")).filter(Boolean);
+}
+
+/** Third-person memories from the [[NEW]] user lines of a judge prompt. */
+function judge(prompt) {
+  const memories = [];
+  for (const line of prompt.split("\n")) {
+    const m = /^\[\[NEW\]\] \[user\]: (.*)$/.exec(line);
+    if (!m) continue;
+    for (const s of statements(m[1])) {
+      if (s.endsWith("?") || s.endsWith("？")) continue;
+      const content = thirdPerson(s);
+      if (content) memories.push({ content, category: /name|叫|是/.test(s) ? "profile" : "preference", scope: "user", importance: 8 });
+    }
+  }
+  return JSON.stringify({ memories });
+}
+
+function resolve(prompt) {
+  const decisions = [];
+  for (const block of prompt.split("\n\n")) {
+    const head = /^(?:Candidate|候选) (\d+): (.*)/.exec(block);
+    if (!head) continue;
+    const ids = [...block.matchAll(/- (?:stored|已存) (m\d+): (.*)/g)];
+    const same = ids.find(([, , text]) => text.trim().toLowerCase() === head[2].trim().toLowerCase());
+    if (same) decisions.push({ candidate: Number(head[1]), action: "skip" });
+    else if (/\bnow\b|现在/.test(head[2])) decisions.push({ candidate: Number(head[1]), action: "supersede", ids: ids.map(([, id]) => id) });
+    else decisions.push({ candidate: Number(head[1]), action: "add" });
+  }
+  return JSON.stringify({ decisions });
+}
+
+/** Keeps the first words of each transcript line or summary part. */
+function summarize(prompt) {
+  const lines = prompt.split("\n").map((l) => l.trim()).filter((l) => l && !l.startsWith("#") && !l.startsWith("("));
+  return lines.map((l) => l.replace(/^\[(\w+)\]: /, "$1: ").split(/\s+/).slice(0, 8).join(" ")).join("; ").slice(0, 1500);
+}
+
+/** The scripted model: an answer for a chat/completions request body. */
+export function scriptedModel(body) {
+  const system = body.messages.find((m) => m.role === "system")?.content ?? "";
+  const user = body.messages.filter((m) => m.role === "user").map((m) => m.content).join("\n");
+  if (/remember long-term|应当从对话中长期记住/.test(system)) return judge(user);
+  if (/long-term memory consistent|长期记忆的一致性/.test(system)) return resolve(user);
+  return summarize(user);
+}
+
+const tokens = (s) => Math.ceil(s.length / 4);
+
+/**
+ * Starts the server; resolves to { url, endpoint, faults, requests, close }.
+ * Push fault names onto `faults` to make the next requests fail:
+ * "429", "500", "hang", "invalid-json", "empty", "wrong-types".
+ */
+export function startLlmServer({ port = 0, latencyMs = 0 } = {}) {
+  const faults = [];
+  const requests = [];
+  const hanging = new Set();
+  const server = createServer(async (req, res) => {
+    const cors = { "access-control-allow-origin": "*", "access-control-allow-headers": "*", "access-control-allow-methods": "POST, OPTIONS" };
+    if (req.method === "OPTIONS") return res.writeHead(204, cors).end();
+    if (req.method !== "POST" || !req.url.endsWith("/chat/completions")) return res.writeHead(404, cors).end();
+    let raw = "";
+    for await (const chunk of req) raw += chunk;
+    const body = JSON.parse(raw);
+    requests.push({ body, headers: req.headers });
+    const fault = faults.shift();
+    const send = (status, payload, extra = {}) => {
+      res.writeHead(status, { "content-type": "application/json", ...cors, ...extra });
+      res.end(typeof payload === "string" ? payload : JSON.stringify(payload));
+    };
+    if (fault === "429") return send(429, { error: { message: "rate limited" } }, { "retry-after": "0" });
+    if (fault === "500") return send(500, { error: { message: "upstream down" } });
+    if (fault === "hang") {
+      hanging.add(res);
+      res.on("close", () => hanging.delete(res));
+      return;
+    }
+    if (latencyMs) await new Promise((ok) => setTimeout(ok, latencyMs));
+    let content = scriptedModel(body);
+    if (fault === "invalid-json") content = "Here are the memories: {memories: [oops";
+    if (fault === "empty") content = "";
+    if (fault === "wrong-types") content = JSON.stringify({ memories: [{ content: 42 }, { content: "  ", importance: "x" }, "User likes wrong types", { content: ["nested"] }] });
+    const prompt = body.messages.reduce((n, m) => n + tokens(m.content) + 4, 0);
+    send(200, {
+      id: "chatcmpl-local", object: "chat.completion", model: body.model,
+      choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }],
+      usage: { prompt_tokens: prompt, completion_tokens: tokens(content), total_tokens: prompt + tokens(content) },
+    });
+  });
+  return new Promise((ok) => {
+    server.listen(port, "127.0.0.1", () => {
+      const url = `http://127.0.0.1:${server.address().port}`;
+      ok({
+        url, endpoint: `${url}/v1/chat/completions`, faults, requests, server,
+        close: () => new Promise((done) => { for (const r of hanging) r.destroy(); server.close(done); }),
+      });
+    });
+  });
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const port = Number(process.argv[2] ?? 8787);
+  startLlmServer({ port }).then(({ endpoint }) => console.log(`scripted model at ${endpoint}`));
+}
