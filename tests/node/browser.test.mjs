@@ -91,3 +91,34 @@ test("two pages remembering concurrently end with no duplicates and nothing lost
   assert.equal(outcomes.filter((o) => o === "stored").length, 15);
   assert.equal(outcomes.filter((o) => o === "duplicate").length, 5);
 });
+
+test("export, purge and import on IndexedDB give back the same state", async () => {
+  const r = await runPage(browser, `${base}tests/browser/export.html?ns=export-${Date.now()}`, "__result");
+  assert.equal(r.error, undefined, r.error);
+  assert.equal(r.before.memories.length, 3);
+  assert.equal(r.before.history, 4, "the superseded version is exported too");
+  assert.equal(r.afterPurge, 0);
+  assert.deepEqual(r.after, r.before);
+  assert.equal(r.firstImport.added, 4, JSON.stringify(r.firstImport));
+  assert.deepEqual([r.secondImport.added, r.secondImport.updated], [0, 0], JSON.stringify(r.secondImport));
+});
+
+test("the LLM pipeline runs in Chromium with the page's fetch against a local server", async () => {
+  const { startLlmServer } = await import("../../scripts/llm-server.mjs");
+  const llm = await startLlmServer();
+  try {
+    llm.faults.push(undefined, "500");
+    const url = `${base}tests/browser/llm.html?ns=llm-${Date.now()}&endpoint=${encodeURIComponent(llm.endpoint)}`;
+    const r = await runPage(browser, url, "__result");
+    assert.equal(r.error, undefined, r.error);
+    assert.equal(r.report.judge, "llm");
+    assert.equal(r.report.added, 1);
+    assert.equal(r.calls, 1);
+    assert.equal(r.fallback.judge, "rules");
+    assert.deepEqual(r.memories, ["I live in Lisbon", "User prefers Rust for writing code"]);
+    assert.match(r.block, /<memory>[\s\S]*User prefers Rust for writing code/);
+    assert.equal(llm.requests.length, 2);
+  } finally {
+    await llm.close();
+  }
+});
