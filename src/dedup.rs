@@ -21,6 +21,14 @@ pub struct DedupOptions {
     pub short_text_chars: usize,
 }
 
+impl DedupOptions {
+    /// Only exact and containment matches: for a text a model already
+    /// compared with its neighbours and judged new ("prefers tea" and
+    /// "prefers jazz" are close by characters, far apart in meaning).
+    pub const EXACT: DedupOptions =
+        DedupOptions { jaccard: f64::INFINITY, levenshtein: f64::INFINITY, short_text_chars: 0 };
+}
+
 impl Default for DedupOptions {
     fn default() -> Self {
         DedupOptions { jaccard: 0.7, levenshtein: 0.8, short_text_chars: 100 }

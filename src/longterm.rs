@@ -220,6 +220,13 @@ impl LongTermMemory {
     /// Stores a memory unless a valid memory of its scope already says it;
     /// a new memory that contains an old one supersedes it.
     pub async fn remember(&mut self, entry: MemoryEntry) -> Result<Remembered> {
+        let dedup = self.dedup;
+        self.remember_with(entry, &dedup).await
+    }
+
+    /// [`LongTermMemory::remember`] with other dedup thresholds (e.g.
+    /// [`DedupOptions::EXACT`] once a model has judged the text new).
+    pub async fn remember_with(&mut self, entry: MemoryEntry, dedup: &DedupOptions) -> Result<Remembered> {
         Self::check_scope(&entry)?;
         self.refresh().await?;
         let mut contained = Vec::new();
@@ -227,7 +234,7 @@ impl LongTermMemory {
             self.entries.values().filter(|e| e.is_valid() && e.scope == entry.scope).collect();
         candidates.sort_by_key(|e| std::cmp::Reverse(e.timestamp));
         for existing in candidates {
-            match similarity(&entry.content, &existing.content, &self.dedup) {
+            match similarity(&entry.content, &existing.content, dedup) {
                 Some(Similarity::ContainsExisting) => contained.push(existing.id.clone()),
                 Some(similarity) => {
                     return Ok(Remembered::Duplicate { existing: existing.clone(), similarity })

@@ -110,6 +110,12 @@ impl Recall {
         r
     }
 
+    pub async fn remember_with(&mut self, entry: MemoryEntry, dedup: &DedupOptions) -> Result<Remembered> {
+        let r = self.memory.remember_with(entry, dedup).await;
+        self.sync()?;
+        r
+    }
+
     pub async fn supersede(&mut self, entry: MemoryEntry, old_ids: &[String]) -> Result<MemoryEntry> {
         let r = self.memory.supersede(entry, old_ids).await;
         self.sync()?;

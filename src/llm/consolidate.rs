@@ -351,6 +351,9 @@ async fn apply(
     };
     let needs_resolve: Vec<usize> = (0..candidates.len()).filter(|&i| !neighbours[i].is_empty()).collect();
     let mut decisions = vec![Decision::Add; candidates.len()];
+    // Candidates the model compared with their neighbours and judged new
+    // are stored unless exactly known; the rest get the full local dedup.
+    let mut judged_new = vec![false; candidates.len()];
     if !needs_resolve.is_empty() {
         let items: Vec<ResolveItem> = needs_resolve
             .iter()
@@ -364,6 +367,7 @@ async fn apply(
         match answer.map(|r| parse::parse_resolve(&r.content, needs_resolve.len(), known)) {
             Ok(Some(d)) => {
                 for (k, decision) in d.into_iter().enumerate() {
+                    judged_new[needs_resolve[k]] = decision == Decision::Add;
                     decisions[needs_resolve[k]] = decision;
                 }
             }
@@ -375,7 +379,9 @@ async fn apply(
     }
     let mut r = recall.lock().await;
     let now = r.now_ms();
-    for ((c, decision), near) in candidates.into_iter().zip(decisions).zip(&neighbours) {
+    for (((c, decision), near), judged_new) in
+        candidates.into_iter().zip(decisions).zip(&neighbours).zip(judged_new)
+    {
         let mut entry =
             MemoryEntry::new(c.content, Kind::Fact, Role::User, scope_of(c.layer, agent_id.as_deref()), now);
         entry.importance = c.importance;
@@ -383,7 +389,11 @@ async fn apply(
         entry.metadata.insert("sessionId".into(), session_id.into());
         match decision {
             Decision::Skip => report.skipped += 1,
-            Decision::Add => match r.remember(entry).await? {
+            Decision::Add => match if judged_new {
+                r.remember_with(entry, &dedup::DedupOptions::EXACT).await?
+            } else {
+                r.remember(entry).await?
+            } {
                 Remembered::Duplicate { .. } => report.skipped += 1,
                 Remembered::Stored { .. } => report.added += 1,
                 Remembered::Superseded { superseded, .. } => {

@@ -289,3 +289,17 @@ fn message_hashes_are_stable_and_distinct() {
     assert_ne!(a, message_hash("s1", 0, Role::Assistant, "hi"));
     assert_eq!(a.len(), 16);
 }
+
+#[test]
+fn a_candidate_the_resolver_judged_new_is_kept_even_when_close_by_characters() {
+    let f = fixture(&[("I prefer tea in the morning", "ok")]);
+    let llm = Rc::new(ScriptedLlm::new([Reply::text(r#"["User prefers tea in the morning"]"#)]));
+    let g = governor(&f, &llm);
+    end(&f, &g);
+    add_turns(&f, &[("I prefer jazz in the morning", "ok")]);
+    llm.push(Reply::text(r#"["User prefers jazz in the morning"]"#));
+    llm.push(Reply::text(r#"{"decisions": [{"candidate": 1, "action": "add"}]}"#));
+    let r = end(&f, &g);
+    assert_eq!((r.added, r.skipped), (1, 0), "{r:?}");
+    assert_eq!(contents(&f).len(), 2);
+}
