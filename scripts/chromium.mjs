@@ -2,12 +2,19 @@
 // with the flags this sandbox needs: no background networking, no sandbox as root.
 import { chromium } from "playwright-core";
 
+const OPTIONS = {
+  executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
+  args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"],
+};
+
 export function launchChromium() {
-  return chromium.launch({
-    executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
-    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-      "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"],
-  });
+  return chromium.launch(OPTIONS);
+}
+
+/** A browser context whose profile (and so its storage and quota) lives in `userDataDir`. */
+export function launchChromiumIn(userDataDir) {
+  return chromium.launchPersistentContext(userDataDir, OPTIONS);
 }
 
 /** Opens `url` in a fresh page and resolves to `window[name]` once the page sets it. */

@@ -7,8 +7,7 @@
 //! alphabet, so a unigram Jaccard would call unrelated facts duplicates,
 //! while bigrams keep the measure meaningful for English and CJK alike.
 
-use std::collections::HashSet;
-
+use rapidfuzz::distance::levenshtein;
 use serde::{Deserialize, Serialize};
 
 /// Thresholds, with the design's defaults.
@@ -66,50 +65,150 @@ pub fn normalize(text: &str) -> String {
     trimmed.to_string()
 }
 
-fn bigrams(text: &str) -> HashSet<(char, char)> {
+/// Character bigrams (whitespace skipped), packed and sorted, for merge
+/// intersections; a one-character text is its own single "bigram".
+fn bigrams(text: &str) -> Vec<u64> {
     let chars: Vec<char> = text.chars().filter(|c| !c.is_whitespace()).collect();
-    if chars.len() == 1 {
-        return HashSet::from([(chars[0], '\0')]);
+    let mut out: Vec<u64> = if chars.len() == 1 {
+        vec![(chars[0] as u64) << 32]
+    } else {
+        chars.windows(2).map(|w| (w[0] as u64) << 32 | w[1] as u64).collect()
+    };
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+fn jaccard_sorted(x: &[u64], y: &[u64]) -> f64 {
+    if x.is_empty() && y.is_empty() {
+        return 1.0;
     }
-    chars.windows(2).map(|w| (w[0], w[1])).collect()
+    let (mut i, mut j, mut inter) = (0, 0, 0usize);
+    while i < x.len() && j < y.len() {
+        match x[i].cmp(&y[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                inter += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    inter as f64 / (x.len() + y.len() - inter) as f64
 }
 
 /// Jaccard similarity of the two texts' character bigram sets.
 pub fn jaccard(a: &str, b: &str) -> f64 {
-    let (x, y) = (bigrams(a), bigrams(b));
-    if x.is_empty() && y.is_empty() {
-        return 1.0;
-    }
-    let inter = x.intersection(&y).count();
-    inter as f64 / (x.len() + y.len() - inter) as f64
+    jaccard_sorted(&bigrams(a), &bigrams(b))
 }
 
-/// The first test that matches, in the design's order, or `None`.
-pub fn similarity(new: &str, existing: &str, opts: &DedupOptions) -> Option<Similarity> {
-    let (n, e) = (normalize(new), normalize(existing));
+/// What dedup needs of a text, computed once per memory: comparing a new
+/// memory against every stored one then costs a few cheap bounds per pair,
+/// and the exact measures run only where the bounds cannot rule a match out.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fingerprint {
+    normalized: String,
+    chars: usize,
+    bigrams: Vec<u64>,
+    /// Characters counted into 64 buckets by code point. Each edit changes
+    /// the histogram's L1 distance by at most 2 (merging characters into
+    /// buckets only lowers it), so half the L1 distance bounds the edit
+    /// distance from below.
+    histogram: [u8; 64],
+    /// The bigrams hashed into 256 bits. A text inside another has its
+    /// bigrams inside the other's, so its bits are too: most pairs are
+    /// ruled out of containment without a substring search.
+    bloom: [u64; 4],
+    /// Fewer than two non-space characters: no real bigram to compare.
+    one_char: bool,
+}
+
+fn bloom(bigrams: &[u64]) -> [u64; 4] {
+    let mut bits = [0u64; 4];
+    for &b in bigrams {
+        let h = (b.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as usize;
+        bits[h / 64] |= 1 << (h % 64);
+    }
+    bits
+}
+
+/// Whether `small`'s normalized text may occur inside `large`'s.
+fn may_be_within(small: &Fingerprint, large: &Fingerprint) -> bool {
+    if small.normalized.len() >= large.normalized.len() {
+        return false;
+    }
+    small.one_char || small.bloom.iter().zip(&large.bloom).all(|(s, l)| s & !l == 0)
+}
+
+impl Fingerprint {
+    pub fn new(text: &str) -> Fingerprint {
+        let normalized = normalize(text);
+        let mut histogram = [0u8; 64];
+        let mut chars = 0;
+        for c in normalized.chars() {
+            let b = &mut histogram[c as usize % 64];
+            *b = b.saturating_add(1);
+            chars += 1;
+        }
+        let bigrams = bigrams(&normalized);
+        let bloom = bloom(&bigrams);
+        let one_char = normalized.chars().filter(|c| !c.is_whitespace()).count() < 2;
+        Fingerprint { normalized, chars, bigrams, histogram, bloom, one_char }
+    }
+
+    pub fn normalized(&self) -> &str {
+        &self.normalized
+    }
+}
+
+/// [`similarity`] on fingerprints: the same answer, faster.
+pub fn similarity_of(new: &Fingerprint, existing: &Fingerprint, opts: &DedupOptions) -> Option<Similarity> {
+    let (n, e) = (&new.normalized, &existing.normalized);
     if n.is_empty() || e.is_empty() {
         return None;
     }
     if n == e {
         return Some(Similarity::Exact);
     }
-    if e.contains(&n) {
+    if may_be_within(new, existing) && e.contains(n.as_str()) {
         return Some(Similarity::ContainedInExisting);
     }
-    if n.contains(&e) {
+    if may_be_within(existing, new) && n.contains(e.as_str()) {
         return Some(Similarity::ContainsExisting);
     }
-    let j = jaccard(&n, &e);
-    if j >= opts.jaccard {
-        return Some(Similarity::Jaccard { score: j });
+    let (small, large) =
+        (new.bigrams.len().min(existing.bigrams.len()), new.bigrams.len().max(existing.bigrams.len()));
+    // Two upper bounds on the Jaccard before the exact one: the ratio of
+    // the set sizes, and |A∩B| <= |A| + |B| - |A∪B| with the union at least
+    // as large as the bits it sets in the bloom.
+    let union_bits: u32 = new.bloom.iter().zip(&existing.bloom).map(|(a, b)| (a | b).count_ones()).sum();
+    let most_shared = (new.bigrams.len() + existing.bigrams.len()).saturating_sub(union_bits as usize);
+    let jaccard_bound = if union_bits == 0 { 1.0 } else { most_shared as f64 / union_bits as f64 };
+    if large > 0 && small as f64 / large as f64 >= opts.jaccard && jaccard_bound >= opts.jaccard {
+        let j = jaccard_sorted(&new.bigrams, &existing.bigrams);
+        if j >= opts.jaccard {
+            return Some(Similarity::Jaccard { score: j });
+        }
     }
-    if n.chars().count() <= opts.short_text_chars && e.chars().count() <= opts.short_text_chars {
-        let l = strsim::normalized_levenshtein(&n, &e);
-        if l >= opts.levenshtein {
-            return Some(Similarity::Levenshtein { score: l });
+    if new.chars <= opts.short_text_chars && existing.chars <= opts.short_text_chars {
+        let l1: u32 = new.histogram.iter().zip(&existing.histogram).map(|(a, b)| a.abs_diff(*b) as u32).sum();
+        let min_distance = l1.div_ceil(2) as f64;
+        let longest = new.chars.max(existing.chars) as f64;
+        if 1.0 - min_distance / longest >= opts.levenshtein {
+            // Bit-parallel, and it stops as soon as the cutoff is out of reach.
+            let args = levenshtein::Args::default().score_cutoff(opts.levenshtein);
+            if let Some(l) = levenshtein::normalized_similarity_with_args(n.chars(), e.chars(), &args) {
+                return Some(Similarity::Levenshtein { score: l });
+            }
         }
     }
     None
+}
+
+/// The first test that matches, in the design's order, or `None`.
+pub fn similarity(new: &str, existing: &str, opts: &DedupOptions) -> Option<Similarity> {
+    similarity_of(&Fingerprint::new(new), &Fingerprint::new(existing), opts)
 }
 
 #[cfg(test)]
@@ -160,6 +259,53 @@ mod tests {
         assert_eq!(sim("I like Rust", "I like Go"), None);
         assert_eq!(sim("喜欢喝咖啡", "讨厌下雨天"), None);
         assert_eq!(sim("", "anything"), None);
+    }
+
+    #[test]
+    fn the_bounds_never_change_an_answer() {
+        // Every pair of a varied set, by fingerprint and by the plain measures.
+        let texts = [
+            "likes tea",
+            "like tea",
+            "Lives in Berlin",
+            "Lives in Berlín!",
+            "I like Rust",
+            "I like Go",
+            "The user prefers dark mode in every editor",
+            "The user prefers dark mode in all editors",
+            "喜欢喝咖啡",
+            "喜欢喝咖啡吗",
+            "讨厌下雨天",
+            "a",
+            "ab",
+            "ba",
+            "abcdefghij",
+            "abcdefghik",
+            "Rust",
+            "rust.",
+        ];
+        let opts = DedupOptions::default();
+        for a in texts {
+            for b in texts {
+                let (na, nb) = (normalize(a), normalize(b));
+                let plain = if na.is_empty() || nb.is_empty() {
+                    None
+                } else if na == nb {
+                    Some(Similarity::Exact)
+                } else if nb.contains(&na) {
+                    Some(Similarity::ContainedInExisting)
+                } else if na.contains(&nb) {
+                    Some(Similarity::ContainsExisting)
+                } else if jaccard(&na, &nb) >= opts.jaccard {
+                    Some(Similarity::Jaccard { score: jaccard(&na, &nb) })
+                } else {
+                    let l = strsim::normalized_levenshtein(&na, &nb);
+                    let short = na.chars().count() <= 100 && nb.chars().count() <= 100;
+                    (short && l >= opts.levenshtein).then_some(Similarity::Levenshtein { score: l })
+                };
+                assert_eq!(similarity(a, b, &opts), plain, "{a:?} vs {b:?}");
+            }
+        }
     }
 
     #[test]

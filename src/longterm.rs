@@ -24,7 +24,7 @@ use std::rc::Rc;
 use serde::{Deserialize, Serialize};
 
 use crate::clock::Clock;
-use crate::dedup::{similarity, DedupOptions, Similarity};
+use crate::dedup::{similarity_of, DedupOptions, Fingerprint, Similarity};
 use crate::entry::{Kind, MemoryEntry, Scope};
 use crate::error::{Error, ErrorCode, Result};
 use crate::store::Store;
@@ -120,6 +120,8 @@ pub struct LongTermMemory {
     clock: Rc<dyn Clock>,
     dedup: DedupOptions,
     entries: HashMap<String, MemoryEntry>,
+    /// Dedup fingerprints of entries, by id, made on first use.
+    fingerprints: HashMap<String, Fingerprint>,
     processed: HashMap<String, i64>,
     generation: u64,
     storage_bytes: u64,
@@ -137,6 +139,7 @@ impl LongTermMemory {
             clock,
             dedup,
             entries: HashMap::new(),
+            fingerprints: HashMap::new(),
             processed: HashMap::new(),
             generation: 0,
             storage_bytes: 0,
@@ -158,6 +161,7 @@ impl LongTermMemory {
 
     async fn reload(&mut self) -> Result<()> {
         self.entries.clear();
+        self.fingerprints.clear();
         self.storage_bytes = 0;
         for (key, json) in self.store.list(ENTRY_PREFIX).await? {
             let e: MemoryEntry = serde_json::from_str(&json)
@@ -180,12 +184,13 @@ impl LongTermMemory {
     }
 
     /// Reloads when another instance (another tab) wrote since we last
-    /// looked. Called before every write.
-    pub async fn refresh(&mut self) -> Result<()> {
+    /// looked; says whether it did. Called before every write.
+    pub async fn refresh(&mut self) -> Result<bool> {
         if self.stored_generation().await? != self.generation {
             self.reload().await?;
+            return Ok(true);
         }
-        Ok(())
+        Ok(false)
     }
 
     /// Writes `items` together with a bumped generation, then applies them.
@@ -200,6 +205,7 @@ impl LongTermMemory {
         for ((_, json), e) in items.iter().zip(entries) {
             let old = self.entries.get(&e.id).map_or(0, |o| to_json(o).map_or(0, |j| j.len() as u64));
             self.storage_bytes = self.storage_bytes + json.len() as u64 - old.min(self.storage_bytes);
+            self.fingerprints.remove(&e.id);
             self.entries.insert(e.id.clone(), e);
         }
         Ok(())
@@ -227,27 +233,77 @@ impl LongTermMemory {
     /// [`LongTermMemory::remember`] with other dedup thresholds (e.g.
     /// [`DedupOptions::EXACT`] once a model has judged the text new).
     pub async fn remember_with(&mut self, entry: MemoryEntry, dedup: &DedupOptions) -> Result<Remembered> {
-        Self::check_scope(&entry)?;
+        Ok(self.remember_many_with(vec![entry], dedup).await?.pop().expect("one in, one out"))
+    }
+
+    /// Remembers many memories with one read of the store and one write
+    /// transaction for all that are new: each is deduplicated against the
+    /// stored memories and the batch's earlier ones. Validation comes first,
+    /// so a bad entry stores none.
+    pub async fn remember_many(&mut self, entries: Vec<MemoryEntry>) -> Result<Vec<Remembered>> {
+        let dedup = self.dedup;
+        self.remember_many_with(entries, &dedup).await
+    }
+
+    async fn remember_many_with(
+        &mut self,
+        entries: Vec<MemoryEntry>,
+        dedup: &DedupOptions,
+    ) -> Result<Vec<Remembered>> {
+        for e in &entries {
+            Self::check_scope(e)?;
+        }
         self.refresh().await?;
-        let mut contained = Vec::new();
-        let mut candidates: Vec<&MemoryEntry> =
-            self.entries.values().filter(|e| e.is_valid() && e.scope == entry.scope).collect();
-        candidates.sort_by_key(|e| std::cmp::Reverse(e.timestamp));
-        for existing in candidates {
-            match similarity(&entry.content, &existing.content, dedup) {
-                Some(Similarity::ContainsExisting) => contained.push(existing.id.clone()),
-                Some(similarity) => {
-                    return Ok(Remembered::Duplicate { existing: existing.clone(), similarity })
+        let mut outcomes: Vec<Option<Remembered>> = Vec::with_capacity(entries.len());
+        let mut new_entries: Vec<MemoryEntry> = Vec::new();
+        let mut supersessions: Vec<(usize, MemoryEntry, Vec<String>)> = Vec::new();
+        // Newest first, so a duplicate reports the most recent match.
+        let mut existing: Vec<&MemoryEntry> = self.entries.values().filter(|e| e.is_valid()).collect();
+        existing.sort_by_key(|e| std::cmp::Reverse(e.timestamp));
+        for e in &existing {
+            self.fingerprints.entry(e.id.clone()).or_insert_with(|| Fingerprint::new(&e.content));
+        }
+        let mut batch: Vec<(Fingerprint, MemoryEntry)> = Vec::new();
+        'entries: for entry in entries {
+            let fp = Fingerprint::new(&entry.content);
+            let mut contained = Vec::new();
+            for old in existing.iter().filter(|e| e.scope == entry.scope) {
+                match similarity_of(&fp, &self.fingerprints[&old.id], dedup) {
+                    Some(Similarity::ContainsExisting) => contained.push(old.id.clone()),
+                    Some(similarity) => {
+                        let existing = (*old).clone();
+                        outcomes.push(Some(Remembered::Duplicate { existing, similarity }));
+                        continue 'entries;
+                    }
+                    None => {}
                 }
-                None => {}
             }
+            for (other_fp, other) in batch.iter().rev().filter(|(_, o)| o.scope == entry.scope) {
+                if let Some(similarity) = similarity_of(&fp, other_fp, dedup) {
+                    if similarity != Similarity::ContainsExisting {
+                        let existing = other.clone();
+                        outcomes.push(Some(Remembered::Duplicate { existing, similarity }));
+                        continue 'entries;
+                    }
+                }
+            }
+            if contained.is_empty() {
+                new_entries.push(entry.clone());
+                outcomes.push(Some(Remembered::Stored { entry: entry.clone() }));
+            } else {
+                supersessions.push((outcomes.len(), entry.clone(), contained));
+                outcomes.push(None);
+            }
+            batch.push((fp, entry));
         }
-        if contained.is_empty() {
-            self.write(vec![entry.clone()]).await?;
-            return Ok(Remembered::Stored { entry });
+        if !new_entries.is_empty() {
+            self.write(new_entries).await?;
         }
-        let entry = self.supersede(entry, &contained).await?;
-        Ok(Remembered::Superseded { entry, superseded: contained })
+        for (at, entry, contained) in supersessions {
+            let entry = self.supersede(entry, &contained).await?;
+            outcomes[at] = Some(Remembered::Superseded { entry, superseded: contained });
+        }
+        Ok(outcomes.into_iter().map(|o| o.expect("every outcome is set")).collect())
     }
 
     /// Stores `new` and expires `old_ids` in its favour: the new memory is
@@ -342,6 +398,11 @@ impl LongTermMemory {
     }
 
     /// Valid memories (what retrieval sees), oldest first.
+    /// The valid memories in no order (cheaper than [`LongTermMemory::valid`]).
+    pub fn valid_unordered(&self) -> impl Iterator<Item = &MemoryEntry> {
+        self.entries.values().filter(|e| e.is_valid())
+    }
+
     pub fn valid(&self) -> Vec<&MemoryEntry> {
         let mut v: Vec<&MemoryEntry> = self.entries.values().filter(|e| e.is_valid()).collect();
         v.sort_by(|a, b| a.timestamp.cmp(&b.timestamp).then_with(|| a.id.cmp(&b.id)));
@@ -526,6 +587,40 @@ mod tests {
             self.clock.advance(1_000);
             new_memory(text, Scope::User, self.clock.now_ms())
         }
+    }
+
+    #[test]
+    fn a_batch_dedups_against_the_store_and_itself_and_writes_once() {
+        let env = Env::new();
+        let mut lt = env.open();
+        block_on(lt.remember(env.fact("I like Java"))).unwrap();
+        let generation = lt.generation;
+        let batch = vec![
+            env.fact("Lives in Lisbon"),
+            env.fact("i like java."),
+            env.fact("lives in lisbon!"),
+            env.fact("Has two cats"),
+            env.fact("I like Java and Kotlin"),
+        ];
+        let out = block_on(lt.remember_many(batch)).unwrap();
+        let kinds: Vec<&str> = out
+            .iter()
+            .map(|r| match r {
+                Remembered::Stored { .. } => "stored",
+                Remembered::Duplicate { .. } => "duplicate",
+                Remembered::Superseded { .. } => "superseded",
+            })
+            .collect();
+        assert_eq!(kinds, ["stored", "duplicate", "duplicate", "stored", "superseded"]);
+        // One write for the new ones, one for the supersession (new, then expiry).
+        assert_eq!(lt.generation, generation + 3);
+        let mut valid: Vec<&str> = lt.valid().iter().map(|e| e.content.as_str()).collect();
+        valid.sort();
+        assert_eq!(valid, ["Has two cats", "I like Java and Kotlin", "Lives in Lisbon"]);
+        // A bad entry in a batch stores none.
+        let bad = vec![env.fact("fine"), new_memory("", Scope::User, 0)];
+        assert!(block_on(lt.remember_many(bad)).is_err());
+        assert_eq!(lt.valid().len(), 3);
     }
 
     #[test]

@@ -93,19 +93,36 @@ impl Recall {
     }
 
     /// Brings the index in line with the store after a change (another tab
-    /// may have written too, so the whole valid set is compared by id).
+    /// may have written too): drops what is no longer valid and adds what
+    /// is missing, so one new memory costs one analysis, not a rebuild.
+    /// An entry rewritten under the same id (an import) needs
+    /// a full reindex.
     fn sync(&mut self) -> Result<()> {
-        let valid: std::collections::HashSet<&str> =
-            self.memory.valid().iter().map(|e| e.id.as_str()).collect();
-        if valid.len() != self.index.len() || self.memory.valid().iter().any(|e| !self.index.contains(&e.id))
-        {
-            self.reindex()?;
+        let stale: Vec<String> = self
+            .index
+            .ids()
+            .filter(|id| self.memory.get(id).is_none_or(|e| !e.is_valid()))
+            .map(str::to_string)
+            .collect();
+        for id in stale {
+            self.index.remove(&id);
+        }
+        let missing: Vec<IndexDoc> =
+            self.memory.valid_unordered().filter(|e| !self.index.contains(&e.id)).map(index_doc).collect();
+        for doc in missing {
+            self.index.add(doc)?;
         }
         Ok(())
     }
 
     pub async fn remember(&mut self, entry: MemoryEntry) -> Result<Remembered> {
         let r = self.memory.remember(entry).await;
+        self.sync()?;
+        r
+    }
+
+    pub async fn remember_many(&mut self, entries: Vec<MemoryEntry>) -> Result<Vec<Remembered>> {
+        let r = self.memory.remember_many(entries).await;
         self.sync()?;
         r
     }
@@ -148,14 +165,16 @@ impl Recall {
 
     pub async fn import(&mut self, doc: ExportDocument) -> Result<ImportReport> {
         let r = self.memory.import(doc).await;
-        self.sync()?;
+        self.reindex()?;
         r
     }
 
     /// Reloads when another tab changed the store.
     pub async fn refresh(&mut self) -> Result<()> {
-        self.memory.refresh().await?;
-        self.sync()
+        if self.memory.refresh().await? {
+            self.reindex()?;
+        }
+        Ok(())
     }
 
     pub fn export(&self) -> ExportDocument {

@@ -55,24 +55,38 @@ impl Index {
     /// `context_weight`.
     pub fn add(&mut self, text_terms: &[String], context_terms: &[String], context_weight: f32) -> u32 {
         let doc = self.docs.len() as u32;
-        let mut tf: HashMap<u32, f32> = HashMap::new();
+        // (term, weight) pairs, summed per term after a sort: documents are
+        // short, so this beats a map and allocates once.
+        let mut tf: Vec<(u32, f32)> = Vec::with_capacity(text_terms.len() + context_terms.len());
         for (terms, w) in [(text_terms, 1.0f32), (context_terms, context_weight)] {
             for t in terms {
-                let next = self.term_ids.len() as u32;
-                let id = *self.term_ids.entry(t.clone()).or_insert(next);
-                if id == next {
-                    self.postings.push(Vec::new());
-                    self.df.push(0);
-                }
-                *tf.entry(id).or_default() += w;
+                let id = match self.term_ids.get(t.as_str()) {
+                    Some(&id) => id,
+                    None => {
+                        let id = self.term_ids.len() as u32;
+                        self.term_ids.insert(t.clone(), id);
+                        self.postings.push(Vec::new());
+                        self.df.push(0);
+                        id
+                    }
+                };
+                tf.push((id, w));
             }
         }
         let len = text_terms.len() as f32 + context_weight * context_terms.len() as f32;
-        let mut ids: Vec<u32> = tf.keys().copied().collect();
-        ids.sort_unstable();
-        for &id in &ids {
-            self.postings[id as usize].push((doc, tf[&id]));
+        tf.sort_unstable_by_key(|&(id, _)| id);
+        let mut ids: Vec<u32> = Vec::with_capacity(tf.len());
+        let mut i = 0;
+        while i < tf.len() {
+            let id = tf[i].0;
+            let mut weight = 0.0;
+            while i < tf.len() && tf[i].0 == id {
+                weight += tf[i].1;
+                i += 1;
+            }
+            self.postings[id as usize].push((doc, weight));
             self.df[id as usize] += 1;
+            ids.push(id);
         }
         self.docs.push(Doc { len, alive: true });
         self.doc_terms.push(ids);

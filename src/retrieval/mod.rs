@@ -244,6 +244,11 @@ impl Retriever {
         self.by_id.contains_key(id)
     }
 
+    /// The ids of the indexed documents, in no order.
+    pub fn ids(&self) -> impl Iterator<Item = &str> {
+        self.by_id.keys().map(String::as_str)
+    }
+
     /// Adds (or replaces) a document.
     pub fn add(&mut self, doc: IndexDoc) -> Result<()> {
         let vector_row = match &doc.embedding {

@@ -4,6 +4,15 @@
 //! data can be deleted or exported without touching another's. Requests are
 //! turned into promises by handing the promise's own `resolve` / `reject` to
 //! `onsuccess` / `onerror`: no Rust closures to keep alive or leak.
+//!
+//! Schema (version 2): one object store `records`, keyed by the port's keys;
+//! each value is `{ v: <the JSON text> }`, and long-term memories also carry
+//! `scope`, `kind` and `time` (their timestamp), indexed under those names,
+//! so a host or devtools can count or list one user's memories by layer,
+//! kind or time without parsing every record. Version 1 stored the JSON
+//! text bare; opening a version-1 database migrates it in the upgrade
+//! transaction (indexes created, every record rewritten), so the migration
+//! is all or nothing.
 
 use js_sys::{Array, Promise};
 use wasm_bindgen::prelude::*;
@@ -17,8 +26,83 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::ports::LocalBoxFuture;
 use crate::store::Store;
 
-const SCHEMA_VERSION: u32 = 1;
+const SCHEMA_VERSION: u32 = 2;
 const RECORDS: &str = "records";
+/// Index name and the record field it indexes.
+const INDEXES: [&str; 3] = ["scope", "kind", "time"];
+/// Keys of long-term memories, whose records carry the indexed fields.
+const ENTRY_PREFIX: &str = "lt/entry/";
+
+/// The fields of a memory the indexes need.
+#[derive(serde::Deserialize)]
+struct Indexed {
+    scope: String,
+    kind: String,
+    timestamp: f64,
+}
+
+/// The stored form of a record (schema 2).
+fn record_value(key: &str, json: &str) -> JsValue {
+    let record = js_sys::Object::new();
+    let set = |k: &str, v: &JsValue| {
+        let _ = js_sys::Reflect::set(&record, &k.into(), v);
+    };
+    set("v", &JsValue::from_str(json));
+    if key.starts_with(ENTRY_PREFIX) {
+        if let Ok(e) = serde_json::from_str::<Indexed>(json) {
+            set("scope", &JsValue::from_str(&e.scope));
+            set("kind", &JsValue::from_str(&e.kind));
+            set("time", &JsValue::from_f64(e.timestamp));
+        }
+    }
+    record.into()
+}
+
+/// The JSON text of a stored record, of either schema.
+fn record_text(value: &JsValue) -> Option<String> {
+    value.as_string().or_else(|| js_sys::Reflect::get(value, &"v".into()).ok()?.as_string())
+}
+
+/// The upgrade step: creates what is missing and rewrites version-1 records.
+fn upgrade(
+    db: &IdbDatabase,
+    tx: Option<IdbTransaction>,
+    old_version: u32,
+) -> std::result::Result<(), JsValue> {
+    let store = if db.object_store_names().contains(RECORDS) {
+        tx.ok_or_else(|| JsValue::from_str("no upgrade transaction"))?.object_store(RECORDS)?
+    } else {
+        db.create_object_store(RECORDS)?
+    };
+    let names = store.index_names();
+    for name in INDEXES {
+        if !names.contains(name) {
+            let params = web_sys::IdbIndexParameters::new();
+            params.set_unique(false);
+            store.create_index_with_str_and_optional_parameters(name, name, &params)?;
+        }
+    }
+    if old_version == 1 {
+        let keys = store.get_all_keys()?;
+        let values = store.get_all()?;
+        // Requests of one transaction complete in order: when the values
+        // are in, so are the keys. Puts issued here join the same upgrade.
+        let rewrite = Closure::once_into_js({
+            let (store, keys, values) = (store.clone(), keys.clone(), values.clone());
+            move |_: web_sys::Event| {
+                let (Ok(keys), Ok(values)) = (keys.result(), values.result()) else { return };
+                let (keys, values): (Array, Array) = (keys.unchecked_into(), values.unchecked_into());
+                for (k, v) in keys.iter().zip(values.iter()) {
+                    if let (Some(key), Some(json)) = (k.as_string(), v.as_string()) {
+                        let _ = store.put_with_key(&record_value(&key, &json), &k);
+                    }
+                }
+            }
+        });
+        values.set_onsuccess(Some(rewrite.unchecked_ref()));
+    }
+    Ok(())
+}
 
 /// Maps a DOM exception (or anything thrown) to a typed storage error.
 fn idb_error(context: &str, value: JsValue) -> Error {
@@ -29,7 +113,11 @@ fn idb_error(context: &str, value: JsValue) -> Error {
             None => ("Error".to_string(), super::describe(&value)),
         },
     };
-    let code = if name == "QuotaExceededError" { ErrorCode::QuotaExceeded } else { ErrorCode::Storage };
+    // Chromium reports a full disk under the origin's quota as an
+    // UnknownError whose message names the file error.
+    let out_of_space =
+        name == "QuotaExceededError" || message.contains("NO_SPACE") || message.contains("No space");
+    let code = if out_of_space { ErrorCode::QuotaExceeded } else { ErrorCode::Storage };
     Error::new(code, format!("IndexedDB {context}: {name}: {message}"))
 }
 
@@ -87,22 +175,22 @@ impl IndexedDbStore {
         let req = factory()?
             .open_with_u32(&Self::database_name(namespace), SCHEMA_VERSION)
             .map_err(|e| idb_error("open", e))?;
-        // Migrations run in `onupgradeneeded`, before success fires; version
-        // 1 creates the record store. Later versions add steps here, keyed
-        // on the event's old version.
-        let upgrade = Closure::once_into_js({
+        // Migrations run in `onupgradeneeded`, before success fires, keyed on
+        // the event's old version. A failure aborts the upgrade transaction,
+        // which fails the open and leaves the old version as it was.
+        let on_upgrade = Closure::once_into_js({
             let req = req.clone();
-            move |_event: web_sys::IdbVersionChangeEvent| {
-                if let Ok(result) = req.result() {
-                    let db: IdbDatabase = result.unchecked_into();
-                    if !db.object_store_names().contains(RECORDS) {
-                        // A failure here aborts the upgrade, which fails the open.
-                        let _ = db.create_object_store(RECORDS);
+            move |event: web_sys::IdbVersionChangeEvent| {
+                let Ok(result) = req.result() else { return };
+                let db: IdbDatabase = result.unchecked_into();
+                if upgrade(&db, req.transaction(), event.old_version() as u32).is_err() {
+                    if let Some(tx) = req.transaction() {
+                        let _ = tx.abort();
                     }
                 }
             }
         });
-        req.set_onupgradeneeded(Some(upgrade.unchecked_ref()));
+        req.set_onupgradeneeded(Some(on_upgrade.unchecked_ref()));
         let db = request_done(&req, "open").await?;
         req.set_onupgradeneeded(None);
         Ok(IndexedDbStore { db: db.unchecked_into() })
@@ -131,7 +219,7 @@ impl IndexedDbStore {
     async fn get_impl(&self, key: &str) -> Result<Option<String>> {
         let (_tx, store) = self.records(IdbTransactionMode::Readonly)?;
         let req = store.get(&JsValue::from_str(key)).map_err(|e| idb_error("get", e))?;
-        Ok(request_done(&req, "get").await?.as_string())
+        Ok(record_text(&request_done(&req, "get").await?))
     }
 
     async fn put_many_impl(&self, items: Vec<(String, String)>) -> Result<()> {
@@ -140,7 +228,7 @@ impl IndexedDbStore {
         }
         let (tx, store) = self.records(IdbTransactionMode::Readwrite)?;
         for (k, v) in &items {
-            if let Err(e) = store.put_with_key(&JsValue::from_str(v), &JsValue::from_str(k)) {
+            if let Err(e) = store.put_with_key(&record_value(k, v), &JsValue::from_str(k)) {
                 let _ = tx.abort();
                 return Err(idb_error("put", e));
             }
@@ -176,7 +264,7 @@ impl IndexedDbStore {
         let mut out: Vec<(String, String)> = keys
             .iter()
             .zip(values.iter())
-            .filter_map(|(k, v)| Some((k.as_string()?, v.as_string()?)))
+            .filter_map(|(k, v)| Some((k.as_string()?, record_text(&v)?)))
             .filter(|(k, _)| k.starts_with(prefix))
             .collect();
         // IndexedDB orders by UTF-16 code units; the port promises UTF-8 order.

@@ -463,6 +463,29 @@ impl JsMemory {
         })
     }
 
+    /// Remembers many memories in one store transaction, each deduplicated
+    /// against the stored ones and the batch's earlier ones; resolves to one
+    /// outcome per input, in order.
+    #[wasm_bindgen(js_name = rememberMany, unchecked_return_type = "Promise<Remembered[]>")]
+    pub fn remember_many(&self, memories: JsValue) -> Promise {
+        let parsed: std::result::Result<Vec<EntryInput>, JsValue> = if js_sys::Array::is_array(&memories) {
+            js_sys::Array::from(&memories).iter().map(|m| from_js(m, "memory", EntryInput::FIELDS)).collect()
+        } else {
+            Err(js_error(Error::invalid("rememberMany takes an array of memories")))
+        };
+        self.with_recall(move |recall| {
+            Box::pin(async move {
+                let now = crate::wasm::now_ms();
+                let entries = parsed?
+                    .into_iter()
+                    .map(|m| m.into_entry(now, Scope::User))
+                    .collect::<Result<Vec<_>>>()
+                    .map_err(js_error)?;
+                to_js_json(&recall.remember_many(entries).await.map_err(js_error)?)
+            })
+        })
+    }
+
     /// Stores `memory` and expires the memories `replaces` in its favour
     /// (written first, expired after: a failure leaves both, never neither).
     #[wasm_bindgen(unchecked_return_type = "Promise<MemoryEntry>")]

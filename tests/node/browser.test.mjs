@@ -5,7 +5,11 @@ import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import { get_encoding } from "tiktoken";
 import { startServer } from "../../scripts/static-server.mjs";
-import { launchChromium, runPage } from "../../scripts/chromium.mjs";
+import { launchChromium, launchChromiumIn, runPage } from "../../scripts/chromium.mjs";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { mixedCorpus, EDGE_CASES } from "../../benches/corpus.mjs";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
@@ -120,5 +124,42 @@ test("the LLM pipeline runs in Chromium with the page's fetch against a local se
     assert.equal(llm.requests.length, 2);
   } finally {
     await llm.close();
+  }
+});
+
+test("a version-1 IndexedDB database migrates to version 2 with indexes by scope, kind and time", async () => {
+  const r = await runPage(browser, `${base}tests/browser/schema.html?ns=schema-${Date.now()}`, "__result");
+  assert.equal(r.error, undefined, r.error);
+  assert.deepEqual(r.memories, ["Answers with code first", "Lives in Lisbon", "Prefers Rust for systems code"]);
+  assert.deepEqual(r.timestamps, [1_600_000_000_000, 1_700_000_000_000, 1_700_000_000_000], "timestamps kept");
+  assert.deepEqual(r.messages, ["hello"]);
+  assert.equal(r.version, 2);
+  assert.deepEqual(r.indexes, ["kind", "scope", "time"]);
+  assert.equal(r.users, 3);
+  assert.equal(r.agent, 1);
+  assert.equal(r.facts, 4);
+  assert.equal(r.before2021, 1);
+});
+
+test("a full disk is a QUOTA_EXCEEDED error; the memory holds exactly what was acknowledged", async () => {
+  // The profile lives on a 24 MB tmpfs, so the store runs out of space
+  // after some hundred memories of ~30 KB. (Chromium may discard a LevelDB
+  // store that a full disk damaged when it is next opened; that is the
+  // browser's recovery, so the check is on the live instance.)
+  const dir = mkdtempSync(join(tmpdir(), "am-quota-"));
+  execFileSync("mount", ["-t", "tmpfs", "-o", "size=24m", "tmpfs", dir]);
+  const context = await launchChromiumIn(dir);
+  try {
+    const page = await context.newPage();
+    await page.goto(`${base}tests/browser/quota.html?ns=quota`);
+    await page.waitForFunction(() => window.__result !== undefined, null, { timeout: 240_000 });
+    const w = await page.evaluate(() => window.__result);
+    assert.equal(w.error, undefined, w.error);
+    assert.equal(w.code, "QUOTA_EXCEEDED", `${w.message} after ${w.acknowledged.length} writes`);
+    assert.ok(w.acknowledged.length > 5, `${w.acknowledged.length} written before the disk was full`);
+    assert.deepEqual(w.afterError.sort((a, b) => a - b), w.acknowledged);
+  } finally {
+    await context.close();
+    execFileSync("umount", [dir]);
   }
 });
