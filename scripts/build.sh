@@ -10,7 +10,7 @@ export PATH="$HOME/.cargo/bin:$PATH"
 cargo build --release --lib --target wasm32-unknown-unknown
 wasm-bindgen --target web --remove-name-section --remove-producers-section --out-dir pkg \
   target/wasm32-unknown-unknown/release/agent_memory.wasm
-node_modules/.bin/wasm-opt -O3 --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
+node_modules/.bin/wasm-opt -O3 --enable-simd --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
   --enable-reference-types --enable-mutable-globals --enable-multivalue \
   pkg/agent_memory_bg.wasm -o pkg/agent_memory_bg.wasm
 

@@ -196,7 +196,29 @@ const STOP_WORDS: &[&str] = &[
 ];
 
 fn is_stop_word(w: &str) -> bool {
-    STOP_WORDS.contains(&w)
+    static SET: OnceLock<std::collections::HashSet<&'static str>> = OnceLock::new();
+    SET.get_or_init(|| STOP_WORDS.iter().copied().collect()).contains(w)
+}
+
+/// The stem of a lowercase ASCII word. Word frequencies are Zipfian, so a
+/// small cache answers most lookups while a namespace is indexed; it is
+/// dropped when it grows past a bound rather than kept exactly.
+fn stem(word: &str) -> String {
+    thread_local! {
+        static CACHE: std::cell::RefCell<std::collections::HashMap<String, String>> = Default::default();
+    }
+    CACHE.with(|cache| {
+        if let Some(s) = cache.borrow().get(word) {
+            return s.clone();
+        }
+        let stemmed = stemmer().stem(word).into_owned();
+        let mut cache = cache.borrow_mut();
+        if cache.len() >= 50_000 {
+            cache.clear();
+        }
+        cache.insert(word.to_string(), stemmed.clone());
+        stemmed
+    })
 }
 
 fn stemmer() -> &'static Stemmer {
@@ -223,11 +245,7 @@ pub fn analyze(text: &str) -> Vec<String> {
         if !word.is_empty() {
             let w = std::mem::take(word);
             if !is_stop_word(&w) {
-                let stemmed = if w.chars().all(|c| c.is_ascii_alphabetic()) {
-                    stemmer().stem(&w).into_owned()
-                } else {
-                    w
-                };
+                let stemmed = if w.chars().all(|c| c.is_ascii_alphabetic()) { stem(&w) } else { w };
                 out.push(stemmed);
             }
         }

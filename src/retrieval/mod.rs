@@ -205,9 +205,36 @@ pub struct Retriever {
     searches: RefCell<BTreeMap<String, u32>>,
 }
 
+/// Dot product with wasm SIMD128: four lanes at a time. The package is
+/// built with `simd128` (every runtime it targets has it); a build without
+/// it uses the scalar loop below.
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 fn dot(a: &[f32], b: &[f32]) -> f32 {
-    // Four accumulators: the compiler vectorizes this (SIMD128 in wasm when
-    // enabled), and it is exact enough for ranking.
+    use core::arch::wasm32::{f32x4, f32x4_add, f32x4_extract_lane, f32x4_mul, v128, v128_load};
+    let n = a.len().min(b.len());
+    let chunks = n / 4;
+    let mut acc: v128 = f32x4(0.0, 0.0, 0.0, 0.0);
+    for i in 0..chunks {
+        // SAFETY: i * 4 + 3 < n <= len of both slices; v128_load reads 16 unaligned bytes.
+        let (x, y) = unsafe {
+            (v128_load(a.as_ptr().add(i * 4) as *const v128), v128_load(b.as_ptr().add(i * 4) as *const v128))
+        };
+        acc = f32x4_add(acc, f32x4_mul(x, y));
+    }
+    let mut s = f32x4_extract_lane::<0>(acc)
+        + f32x4_extract_lane::<1>(acc)
+        + f32x4_extract_lane::<2>(acc)
+        + f32x4_extract_lane::<3>(acc);
+    for i in chunks * 4..n {
+        s += a[i] * b[i];
+    }
+    s
+}
+
+#[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    // Four accumulators, the same association as the SIMD path, so both
+    // rank alike; it is exact enough for ranking.
     let mut acc = [0f32; 4];
     let chunks = a.len() / 4 * 4;
     for i in (0..chunks).step_by(4) {
@@ -272,6 +299,9 @@ impl Retriever {
         let context = doc.context.as_deref().map(analyze).unwrap_or_default();
         let n = self.index.add(&analyze(&doc.text), &context, self.params.context_weight);
         self.by_id.insert(doc.id.clone(), n);
+        // The normalized copy in `vectors` is what search reads; keeping the
+        // raw one too would double the memory of a hybrid index.
+        let doc = IndexDoc { embedding: None, ..doc };
         self.docs.push(Some(Meta { doc, vector_row }));
         Ok(())
     }
@@ -356,43 +386,57 @@ impl Retriever {
         }
 
         let relevance = fuse(&cands, opts);
-        let mut hits: Vec<(u32, f64, Explain)> = cands
-            .iter()
-            .zip(relevance)
-            .map(|(&(n, bm25, vector), rel)| {
-                let m = &self.docs[n as usize].as_ref().expect("candidate is live").doc;
-                let age_days = (now - m.timestamp).max(0) as f64 / 86_400_000.0;
-                let decay = match opts.decay {
-                    Decay::None => 1.0,
-                    Decay::Linear24h => 1.0 - 0.5 * (age_days * 24.0).min(24.0) / 24.0,
-                    Decay::HalfLife => 0.5f64.powf(age_days / opts.half_life_days).max(opts.decay_floor),
-                };
-                let source_weight = if m.long_term { opts.long_term_weight } else { 1.0 };
-                let importance_weight = 1.0 + opts.importance_weight * (m.importance as f64 - 0.5);
+        let weights = |n: u32| {
+            let m = &self.docs[n as usize].as_ref().expect("candidate is live").doc;
+            let age_days = (now - m.timestamp).max(0) as f64 / 86_400_000.0;
+            let decay = match opts.decay {
+                Decay::None => 1.0,
+                Decay::Linear24h => 1.0 - 0.5 * (age_days * 24.0).min(24.0) / 24.0,
+                Decay::HalfLife => 0.5f64.powf(age_days / opts.half_life_days).max(opts.decay_floor),
+            };
+            let source_weight = if m.long_term { opts.long_term_weight } else { 1.0 };
+            let importance_weight = 1.0 + opts.importance_weight * (m.importance as f64 - 0.5);
+            (decay, source_weight, importance_weight)
+        };
+        // Scores first, lean: with vectors every embedded memory is a
+        // candidate, and only the head that can be returned is explained.
+        let mut scored: Vec<(u32, f64, usize)> = Vec::with_capacity(cands.len());
+        for (i, (&(n, _, _), &rel)) in cands.iter().zip(&relevance).enumerate() {
+            if rel < opts.min_score {
+                continue;
+            }
+            let (decay, source_weight, importance_weight) = weights(n);
+            let score = rel * decay * source_weight * importance_weight;
+            if score > 0.0 {
+                scored.push((n, score, i));
+            }
+        }
+        let order = |a: &(u32, f64, usize), b: &(u32, f64, usize)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+        let head =
+            if opts.per_scope_top_k.is_some() { usize::MAX } else { (opts.top_k as usize * 4).max(50) };
+        if scored.len() > head {
+            scored.select_nth_unstable_by(head, order);
+            scored.truncate(head);
+        }
+        let mut hits: Vec<(u32, f64, Explain)> = scored
+            .into_iter()
+            .map(|(n, score, i)| {
+                let (_, bm25, vector) = cands[i];
+                let (decay, source_weight, importance_weight) = weights(n);
                 let explain = Explain {
                     bm25,
                     vector,
-                    relevance: rel,
+                    relevance: relevance[i],
                     decay,
                     source_weight,
                     importance_weight,
                     mmr_penalty: 0.0,
                 };
-                (n, rel * decay * source_weight * importance_weight, explain)
+                (n, score, explain)
             })
-            .filter(|(_, s, e)| *s > 0.0 && e.relevance >= opts.min_score)
             .collect();
-        // Best first; ties keep insertion (chronological) order. Only the
-        // head that can be returned is sorted.
-        let order =
-            |a: &(u32, f64, Explain), b: &(u32, f64, Explain)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
-        let head =
-            if opts.per_scope_top_k.is_some() { usize::MAX } else { (opts.top_k as usize * 4).max(50) };
-        if hits.len() > head {
-            hits.select_nth_unstable_by(head, order);
-            hits.truncate(head);
-        }
-        hits.sort_by(order);
+        // Best first; ties keep insertion (chronological) order.
+        hits.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         if let Some(best) = hits.first().map(|h| h.1) {
             hits.retain(|h| h.1 >= opts.relativity * best);
         }
