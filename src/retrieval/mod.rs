@@ -197,6 +197,10 @@ pub struct Retriever {
     params: Bm25Params,
     docs: Vec<Option<Meta>>,
     by_id: HashMap<String, u32>,
+    /// Per vector row, the document it belongs to (increasing: rows and
+    /// documents are appended together), so a hybrid search streams the
+    /// vectors in memory order.
+    row_doc: Vec<u32>,
     /// Unit vectors, contiguous, `dim` floats each.
     vectors: Vec<f32>,
     dim: usize,
@@ -302,6 +306,9 @@ impl Retriever {
         // The normalized copy in `vectors` is what search reads; keeping the
         // raw one too would double the memory of a hybrid index.
         let doc = IndexDoc { embedding: None, ..doc };
+        if vector_row.is_some() {
+            self.row_doc.push(n);
+        }
         self.docs.push(Some(Meta { doc, vector_row }));
         Ok(())
     }
@@ -368,16 +375,31 @@ impl Retriever {
                 }
             }
             Some(q) => {
-                let lexical: HashMap<u32, f32> = lexical.into_iter().collect();
-                for (n, m) in self.docs.iter().enumerate() {
-                    let Some(m) = m.as_ref().filter(|m| in_scope(m)) else { continue };
-                    let vector = m
-                        .vector_row
-                        .map(|row| dot(q, &self.vectors[row * self.dim..(row + 1) * self.dim]) as f64);
-                    let bm25 = lexical.get(&(n as u32)).copied();
-                    if bm25.is_some() || vector.is_some() {
-                        cands.push((n as u32, bm25.unwrap_or(0.0) as f64, vector));
+                // Lexical scores by document number (BM25 of a match is > 0).
+                let mut lex = vec![0f32; self.docs.len()];
+                for (n, bm25) in lexical {
+                    lex[n as usize] = bm25;
+                }
+                let d = self.dim;
+                for (row, &n) in self.row_doc.iter().enumerate() {
+                    let Some(m) = self.docs[n as usize].as_ref() else { continue };
+                    if !in_scope(m) || m.vector_row != Some(row) {
+                        continue;
                     }
+                    let vector = dot(q, &self.vectors[row * d..(row + 1) * d]) as f64;
+                    let bm25 = std::mem::replace(&mut lex[n as usize], 0.0);
+                    cands.push((n, bm25 as f64, Some(vector)));
+                }
+                // Lexical matches without a vector; then back to document
+                // order, which ties are broken by.
+                let before = cands.len();
+                for (n, &bm25) in lex.iter().enumerate() {
+                    if bm25 > 0.0 && self.docs[n].as_ref().is_some_and(in_scope) {
+                        cands.push((n as u32, bm25 as f64, None));
+                    }
+                }
+                if cands.len() > before {
+                    cands.sort_unstable_by_key(|c| c.0);
                 }
             }
         }

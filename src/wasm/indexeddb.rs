@@ -5,14 +5,16 @@
 //! turned into promises by handing the promise's own `resolve` / `reject` to
 //! `onsuccess` / `onerror`: no Rust closures to keep alive or leak.
 //!
-//! Schema (version 2): one object store `records`, keyed by the port's keys;
-//! each value is `{ v: <the JSON text> }`, and long-term memories also carry
-//! `scope`, `kind` and `time` (their timestamp), indexed under those names,
-//! so a host or devtools can count or list one user's memories by layer,
-//! kind or time without parsing every record. Version 1 stored the JSON
-//! text bare; opening a version-1 database migrates it in the upgrade
-//! transaction (indexes created, every record rewritten), so the migration
-//! is all or nothing.
+//! Schema (version 3): `records` holds the port's keys and values (the JSON
+//! text, bare: Chromium reads 10,000 strings in about half the time of
+//! 10,000 objects, and opening a namespace reads them all). `memories`
+//! mirrors each long-term memory's key with `{ scope, kind, time }`, indexed
+//! under those names, so a host or devtools can count or list one user's
+//! memories by layer, kind or time without parsing a record; both stores
+//! change in one transaction. Version 1 had `records` only; version 2 kept
+//! the index fields inside `records` objects. Opening an older database
+//! migrates it inside the upgrade transaction, so a migration is all or
+//! nothing.
 
 use js_sys::{Array, Promise};
 use wasm_bindgen::prelude::*;
@@ -26,9 +28,10 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::ports::LocalBoxFuture;
 use crate::store::Store;
 
-const SCHEMA_VERSION: u32 = 2;
+const SCHEMA_VERSION: u32 = 3;
 const RECORDS: &str = "records";
-/// Index name and the record field it indexes.
+const MEMORIES: &str = "memories";
+/// Index names of `memories`, each on the field of that name.
 const INDEXES: [&str; 3] = ["scope", "kind", "time"];
 /// Keys of long-term memories, whose records carry the indexed fields.
 const ENTRY_PREFIX: &str = "lt/entry/";
@@ -41,60 +44,72 @@ struct Indexed {
     timestamp: f64,
 }
 
-/// The stored form of a record (schema 2).
-fn record_value(key: &str, json: &str) -> JsValue {
-    let record = js_sys::Object::new();
-    let set = |k: &str, v: &JsValue| {
-        let _ = js_sys::Reflect::set(&record, &k.into(), v);
-    };
-    set("v", &JsValue::from_str(json));
-    if key.starts_with(ENTRY_PREFIX) {
-        if let Ok(e) = serde_json::from_str::<Indexed>(json) {
-            set("scope", &JsValue::from_str(&e.scope));
-            set("kind", &JsValue::from_str(&e.kind));
-            set("time", &JsValue::from_f64(e.timestamp));
-        }
+/// The `memories` row of a long-term memory's JSON, or `None` for other keys.
+fn index_row(key: &str, json: &str) -> Option<JsValue> {
+    if !key.starts_with(ENTRY_PREFIX) {
+        return None;
     }
-    record.into()
+    let e: Indexed = serde_json::from_str(json).ok()?;
+    let row = js_sys::Object::new();
+    let _ = js_sys::Reflect::set(&row, &"scope".into(), &JsValue::from_str(&e.scope));
+    let _ = js_sys::Reflect::set(&row, &"kind".into(), &JsValue::from_str(&e.kind));
+    let _ = js_sys::Reflect::set(&row, &"time".into(), &JsValue::from_f64(e.timestamp));
+    Some(row.into())
 }
 
-/// The JSON text of a stored record, of either schema.
+/// The JSON text of a stored record: bare (versions 1 and 3) or `{ v }` (2).
 fn record_text(value: &JsValue) -> Option<String> {
     value.as_string().or_else(|| js_sys::Reflect::get(value, &"v".into()).ok()?.as_string())
 }
 
-/// The upgrade step: creates what is missing and rewrites version-1 records.
+/// The upgrade step: creates what is missing and migrates older records.
 fn upgrade(
     db: &IdbDatabase,
     tx: Option<IdbTransaction>,
     old_version: u32,
 ) -> std::result::Result<(), JsValue> {
-    let store = if db.object_store_names().contains(RECORDS) {
-        tx.ok_or_else(|| JsValue::from_str("no upgrade transaction"))?.object_store(RECORDS)?
+    let names = db.object_store_names();
+    let tx = tx.ok_or_else(|| JsValue::from_str("no upgrade transaction"))?;
+    let records =
+        if names.contains(RECORDS) { tx.object_store(RECORDS)? } else { db.create_object_store(RECORDS)? };
+    let memories = if names.contains(MEMORIES) {
+        tx.object_store(MEMORIES)?
     } else {
-        db.create_object_store(RECORDS)?
-    };
-    let names = store.index_names();
-    for name in INDEXES {
-        if !names.contains(name) {
+        let store = db.create_object_store(MEMORIES)?;
+        for name in INDEXES {
             let params = web_sys::IdbIndexParameters::new();
             params.set_unique(false);
             store.create_index_with_str_and_optional_parameters(name, name, &params)?;
         }
+        store
+    };
+    if old_version == 2 {
+        // Version 2 indexed objects inside `records`.
+        let existing = records.index_names();
+        for name in INDEXES {
+            if existing.contains(name) {
+                records.delete_index(name)?;
+            }
+        }
     }
-    if old_version == 1 {
-        let keys = store.get_all_keys()?;
-        let values = store.get_all()?;
+    if old_version == 1 || old_version == 2 {
+        let keys = records.get_all_keys()?;
+        let values = records.get_all()?;
         // Requests of one transaction complete in order: when the values
         // are in, so are the keys. Puts issued here join the same upgrade.
         let rewrite = Closure::once_into_js({
-            let (store, keys, values) = (store.clone(), keys.clone(), values.clone());
+            let (records, memories, keys, values) =
+                (records.clone(), memories.clone(), keys.clone(), values.clone());
             move |_: web_sys::Event| {
                 let (Ok(keys), Ok(values)) = (keys.result(), values.result()) else { return };
                 let (keys, values): (Array, Array) = (keys.unchecked_into(), values.unchecked_into());
                 for (k, v) in keys.iter().zip(values.iter()) {
-                    if let (Some(key), Some(json)) = (k.as_string(), v.as_string()) {
-                        let _ = store.put_with_key(&record_value(&key, &json), &k);
+                    let (Some(key), Some(json)) = (k.as_string(), record_text(&v)) else { continue };
+                    if !v.is_string() {
+                        let _ = records.put_with_key(&JsValue::from_str(&json), &k);
+                    }
+                    if let Some(row) = index_row(&key, &json) {
+                        let _ = memories.put_with_key(&row, &k);
                     }
                 }
             }
@@ -216,6 +231,18 @@ impl IndexedDbStore {
         Ok((tx, store))
     }
 
+    /// A write transaction over both stores.
+    fn both(&self) -> Result<(IdbTransaction, IdbObjectStore, IdbObjectStore)> {
+        let names = Array::of2(&RECORDS.into(), &MEMORIES.into());
+        let tx = self
+            .db
+            .transaction_with_str_sequence_and_mode(&names, IdbTransactionMode::Readwrite)
+            .map_err(|e| idb_error("transaction", e))?;
+        let records = tx.object_store(RECORDS).map_err(|e| idb_error("transaction", e))?;
+        let memories = tx.object_store(MEMORIES).map_err(|e| idb_error("transaction", e))?;
+        Ok((tx, records, memories))
+    }
+
     async fn get_impl(&self, key: &str) -> Result<Option<String>> {
         let (_tx, store) = self.records(IdbTransactionMode::Readonly)?;
         let req = store.get(&JsValue::from_str(key)).map_err(|e| idb_error("get", e))?;
@@ -226,9 +253,14 @@ impl IndexedDbStore {
         if items.is_empty() {
             return Ok(());
         }
-        let (tx, store) = self.records(IdbTransactionMode::Readwrite)?;
+        let (tx, records, memories) = self.both()?;
         for (k, v) in &items {
-            if let Err(e) = store.put_with_key(&record_value(k, v), &JsValue::from_str(k)) {
+            let key = JsValue::from_str(k);
+            let mut put = records.put_with_key(&JsValue::from_str(v), &key).map(|_| ());
+            if let (Ok(()), Some(row)) = (&put, index_row(k, v)) {
+                put = memories.put_with_key(&row, &key).map(|_| ());
+            }
+            if let Err(e) = put {
                 let _ = tx.abort();
                 return Err(idb_error("put", e));
             }
@@ -240,9 +272,14 @@ impl IndexedDbStore {
         if keys.is_empty() {
             return Ok(());
         }
-        let (tx, store) = self.records(IdbTransactionMode::Readwrite)?;
+        let (tx, records, memories) = self.both()?;
         for k in &keys {
-            if let Err(e) = store.delete(&JsValue::from_str(k)) {
+            let key = JsValue::from_str(k);
+            let mut delete = records.delete(&key).map(|_| ());
+            if delete.is_ok() && k.starts_with(ENTRY_PREFIX) {
+                delete = memories.delete(&key).map(|_| ());
+            }
+            if let Err(e) = delete {
                 let _ = tx.abort();
                 return Err(idb_error("delete", e));
             }

@@ -102,6 +102,7 @@ test("export, purge and import on IndexedDB give back the same state", async () 
   assert.equal(r.before.memories.length, 3);
   assert.equal(r.before.history, 4, "the superseded version is exported too");
   assert.equal(r.afterPurge, 0);
+  assert.equal(r.indexRowsAfterPurge, 0);
   assert.deepEqual(r.after, r.before);
   assert.equal(r.firstImport.added, 4, JSON.stringify(r.firstImport));
   assert.deepEqual([r.secondImport.added, r.secondImport.updated], [0, 0], JSON.stringify(r.secondImport));
@@ -127,19 +128,24 @@ test("the LLM pipeline runs in Chromium with the page's fetch against a local se
   }
 });
 
-test("a version-1 IndexedDB database migrates to version 2 with indexes by scope, kind and time", async () => {
-  const r = await runPage(browser, `${base}tests/browser/schema.html?ns=schema-${Date.now()}`, "__result");
-  assert.equal(r.error, undefined, r.error);
-  assert.deepEqual(r.memories, ["Answers with code first", "Lives in Lisbon", "Prefers Rust for systems code"]);
-  assert.deepEqual(r.timestamps, [1_600_000_000_000, 1_700_000_000_000, 1_700_000_000_000], "timestamps kept");
-  assert.deepEqual(r.messages, ["hello"]);
-  assert.equal(r.version, 2);
-  assert.deepEqual(r.indexes, ["kind", "scope", "time"]);
-  assert.equal(r.users, 3);
-  assert.equal(r.agent, 1);
-  assert.equal(r.facts, 4);
-  assert.equal(r.before2021, 1);
-});
+for (const from of [1, 2]) {
+  test(`a version-${from} IndexedDB database migrates to version 3 with indexes by scope, kind and time`, async () => {
+    const r = await runPage(browser, `${base}tests/browser/schema.html?ns=schema${from}-${Date.now()}&from=${from}`, "__result");
+    assert.equal(r.error, undefined, r.error);
+    assert.deepEqual(r.memories, ["Answers with code first", "Lives in Lisbon", "Prefers Rust for systems code"]);
+    assert.deepEqual(r.timestamps, [1_600_000_000_000, 1_700_000_000_000, 1_700_000_000_000], "timestamps kept");
+    assert.deepEqual(r.messages, ["hello"]);
+    assert.equal(r.version, 3);
+    assert.deepEqual(r.stores, ["memories", "records"]);
+    assert.deepEqual(r.recordIndexes, []);
+    assert.equal(r.bareValues, true);
+    assert.deepEqual(r.indexes, ["kind", "scope", "time"]);
+    assert.equal(r.users, 3);
+    assert.equal(r.agent, 1);
+    assert.equal(r.facts, 4);
+    assert.equal(r.before2021, 1);
+  });
+}
 
 test("a full disk is a QUOTA_EXCEEDED error; the memory holds exactly what was acknowledged", async () => {
   // The profile lives on a 24 MB tmpfs, so the store runs out of space
