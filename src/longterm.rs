@@ -257,21 +257,24 @@ impl LongTermMemory {
         let mut outcomes: Vec<Option<Remembered>> = Vec::with_capacity(entries.len());
         let mut new_entries: Vec<MemoryEntry> = Vec::new();
         let mut supersessions: Vec<(usize, MemoryEntry, Vec<String>)> = Vec::new();
-        // Newest first, so a duplicate reports the most recent match.
-        let mut existing: Vec<&MemoryEntry> = self.entries.values().filter(|e| e.is_valid()).collect();
-        existing.sort_by_key(|e| std::cmp::Reverse(e.timestamp));
-        for e in &existing {
+        // Newest first, so a duplicate reports the most recent match; each
+        // with its fingerprint, looked up once per batch rather than per pair.
+        let mut valid: Vec<&MemoryEntry> = self.entries.values().filter(|e| e.is_valid()).collect();
+        valid.sort_by_key(|e| std::cmp::Reverse(e.timestamp));
+        for e in &valid {
             self.fingerprints.entry(e.id.clone()).or_insert_with(|| Fingerprint::new(&e.content));
         }
+        let existing: Vec<(&MemoryEntry, &Fingerprint)> =
+            valid.into_iter().map(|e| (e, &self.fingerprints[&e.id])).collect();
         let mut batch: Vec<(Fingerprint, MemoryEntry)> = Vec::new();
         'entries: for entry in entries {
             let fp = Fingerprint::new(&entry.content);
             let mut contained = Vec::new();
-            for old in existing.iter().filter(|e| e.scope == entry.scope) {
-                match similarity_of(&fp, &self.fingerprints[&old.id], dedup) {
+            for &(old, old_fp) in existing.iter().filter(|(e, _)| e.scope == entry.scope) {
+                match similarity_of(&fp, old_fp, dedup) {
                     Some(Similarity::ContainsExisting) => contained.push(old.id.clone()),
                     Some(similarity) => {
-                        let existing = (*old).clone();
+                        let existing = old.clone();
                         outcomes.push(Some(Remembered::Duplicate { existing, similarity }));
                         continue 'entries;
                     }
