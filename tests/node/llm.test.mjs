@@ -5,20 +5,11 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import * as am from "../../pkg/node.js";
 import { startLlmServer } from "../../scripts/llm-server.mjs";
+import { mapAdapter } from "./map-adapter.mjs";
 
 let server;
 before(async () => { server = await startLlmServer(); });
 after(async () => { await server.close(); });
-
-function mapAdapter(map = new Map()) {
-  return {
-    map,
-    async get(k) { return map.get(k); },
-    async put(k, v) { map.set(k, v); },
-    async delete(k) { map.delete(k); },
-    async list(prefix) { return [...map].filter(([k]) => k.startsWith(prefix)).sort(([a], [b]) => (a < b ? -1 : 1)); },
-  };
-}
 
 const http = (extra = {}) => ({
   endpoint: server.endpoint, model: "scripted-1", headers: { authorization: "Bearer test-key" },

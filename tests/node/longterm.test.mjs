@@ -3,16 +3,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import * as am from "../../pkg/node.js";
+import { mapAdapter } from "./map-adapter.mjs";
 
-function mapAdapter(map = new Map()) {
-  return {
-    map,
-    async get(k) { return map.get(k); },
-    async put(k, v) { map.set(k, v); },
-    async delete(k) { map.delete(k); },
-    async list(prefix) { return [...map].filter(([k]) => k.startsWith(prefix)); },
-  };
-}
 const keys = (adapter, prefix) => [...adapter.map.keys()].filter((k) => k.startsWith(prefix));
 
 test("remember dedups, also across a new Memory, and a new Memory recalls the fact in context", async () => {

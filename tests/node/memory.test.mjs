@@ -2,23 +2,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import * as am from "../../pkg/node.js";
+import { mapAdapter } from "./map-adapter.mjs";
 
 /** A storage adapter over a Map, as a user would write one; `failPuts` makes writes throw. */
-function mapAdapter(map = new Map()) {
-  const adapter = {
-    map,
-    failPuts: false,
-    async get(k) { return map.get(k); },
-    async put(k, v) {
-      if (adapter.failPuts) throw new Error("disk full");
-      map.set(k, v);
-    },
-    async delete(k) { map.delete(k); },
-    async list(prefix) { return [...map].filter(([k]) => k.startsWith(prefix)); },
-  };
-  return adapter;
-}
-
 async function rejectsWith(promise, code, pattern) {
   await assert.rejects(promise, (err) => {
     assert.equal(err.name, "AgentMemoryError");
