@@ -125,6 +125,9 @@ pub struct LongTermMemory {
     processed: HashMap<String, i64>,
     generation: u64,
     storage_bytes: u64,
+    /// Full reloads from the store so far, so that a view built on the
+    /// entries (the search index) knows when to rebuild.
+    reloads: u64,
 }
 
 impl LongTermMemory {
@@ -143,6 +146,7 @@ impl LongTermMemory {
             processed: HashMap::new(),
             generation: 0,
             storage_bytes: 0,
+            reloads: 0,
         };
         lt.reload().await?;
         let now = lt.clock.now_ms();
@@ -160,6 +164,7 @@ impl LongTermMemory {
     }
 
     async fn reload(&mut self) -> Result<()> {
+        self.reloads += 1;
         self.entries.clear();
         self.fingerprints.clear();
         self.storage_bytes = 0;
@@ -181,6 +186,11 @@ impl LongTermMemory {
 
     async fn stored_generation(&self) -> Result<u64> {
         Ok(self.store.get(GENERATION_KEY).await?.and_then(|g| g.parse().ok()).unwrap_or(0))
+    }
+
+    /// How many times the entries were reloaded from the store.
+    pub fn reloads(&self) -> u64 {
+        self.reloads
     }
 
     /// Reloads when another instance (another tab) wrote since we last

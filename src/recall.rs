@@ -57,6 +57,8 @@ pub struct RecallStats {
 
 pub struct Recall {
     memory: LongTermMemory,
+    /// The memory's reload count when the index was last rebuilt.
+    indexed_reloads: u64,
     index: Retriever,
     clock: Rc<dyn Clock>,
     options: RecallOptions,
@@ -79,12 +81,19 @@ impl Recall {
     /// Loads the namespace's long-term memory and indexes the valid part.
     pub async fn open(store: Rc<dyn Store>, clock: Rc<dyn Clock>, options: RecallOptions) -> Result<Recall> {
         let memory = LongTermMemory::open(store, clock.clone(), options.dedup).await?;
-        let mut recall = Recall { memory, index: Retriever::new(Bm25Params::default()), clock, options };
+        let mut recall = Recall {
+            memory,
+            indexed_reloads: 0,
+            index: Retriever::new(Bm25Params::default()),
+            clock,
+            options,
+        };
         recall.reindex()?;
         Ok(recall)
     }
 
     fn reindex(&mut self) -> Result<()> {
+        self.indexed_reloads = self.memory.reloads();
         self.index = Retriever::new(Bm25Params::default());
         for e in self.memory.valid() {
             self.index.add(index_doc(e))?;
@@ -92,12 +101,14 @@ impl Recall {
         Ok(())
     }
 
-    /// Brings the index in line with the store after a change (another tab
-    /// may have written too): drops what is no longer valid and adds what
-    /// is missing, so one new memory costs one analysis, not a rebuild.
-    /// An entry rewritten under the same id (an import) needs
-    /// a full reindex.
+    /// Brings the index in line with the store after a change: drops what
+    /// is no longer valid and adds what is missing, so one new memory costs
+    /// one analysis, not a rebuild. After a reload (another tab wrote; its
+    /// import may have rewritten an entry under the same id) it rebuilds.
     fn sync(&mut self) -> Result<()> {
+        if self.memory.reloads() != self.indexed_reloads {
+            return self.reindex();
+        }
         let stale: Vec<String> = self
             .index
             .ids()
@@ -171,10 +182,8 @@ impl Recall {
 
     /// Reloads when another tab changed the store.
     pub async fn refresh(&mut self) -> Result<()> {
-        if self.memory.refresh().await? {
-            self.reindex()?;
-        }
-        Ok(())
+        self.memory.refresh().await?;
+        self.sync()
     }
 
     pub fn export(&self) -> ExportDocument {
@@ -255,6 +264,27 @@ mod tests {
     use crate::store::MemoryStore;
     use crate::tokens::Estimate;
     use futures::executor::block_on;
+
+    #[test]
+    fn another_instances_writes_reach_the_index_at_the_next_write_or_refresh() {
+        let store: Rc<dyn Store> = Rc::new(MemoryStore::new());
+        let clock = Rc::new(ManualClock::new(1_700_000_000_000));
+        let open = || block_on(Recall::open(store.clone(), clock.clone(), RecallOptions::default())).unwrap();
+        let (mut a, mut b) = (open(), open());
+        let hits = |r: &Recall, q: &str| r.search(q, &SearchOptions::default()).unwrap().len();
+        block_on(a.remember(new_memory("Lives in Lisbon", Scope::User, clock.now_ms()))).unwrap();
+        assert_eq!(hits(&b, "Lisbon"), 0, "b has not looked yet");
+        // A write reloads what changed, and the index follows.
+        block_on(b.remember(new_memory("Has two cats", Scope::User, clock.now_ms()))).unwrap();
+        assert_eq!(hits(&b, "Lisbon"), 1);
+        // An import rewriting an entry under the same id reaches the other index too.
+        let mut doc = a.export();
+        let lisbon = doc.entries.iter_mut().find(|e| e.content == "Lives in Lisbon").unwrap();
+        lisbon.content = "Lives in Porto".into();
+        block_on(a.import(doc)).unwrap();
+        block_on(b.refresh()).unwrap();
+        assert_eq!((hits(&b, "Lisbon"), hits(&b, "Porto")), (0, 1));
+    }
 
     #[test]
     fn remembered_facts_reach_the_request_and_forgotten_ones_leave_it() {

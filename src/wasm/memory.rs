@@ -600,8 +600,8 @@ impl JsMemory {
 }
 
 impl JsMemory {
-    /// Runs a long-term write under the cross-tab lock, after catching up
-    /// with what other tabs wrote.
+    /// Runs a long-term write under the cross-tab lock. Each write catches
+    /// up with what other tabs wrote first (one generation read).
     fn with_recall<F>(&self, work: F) -> Promise
     where
         F: for<'a> FnOnce(
@@ -617,7 +617,6 @@ impl JsMemory {
             // The Web Lock first, then the mutex: the order session end takes them too.
             with_lock(&lock_name, async {
                 let mut recall = recall.lock().await;
-                recall.refresh().await?;
                 out = work(&mut recall).await;
                 Ok(())
             })
