@@ -156,10 +156,6 @@ impl Fingerprint {
         let one_char = normalized.chars().filter(|c| !c.is_whitespace()).count() < 2;
         Fingerprint { normalized, chars, bigrams, histogram, bloom, one_char }
     }
-
-    pub fn normalized(&self) -> &str {
-        &self.normalized
-    }
 }
 
 /// [`similarity`] on fingerprints: the same answer, faster.

@@ -132,10 +132,6 @@ impl Governor {
         Ok(Governor { llm, clock, options, permits, stats: RefCell::default() })
     }
 
-    pub fn options(&self) -> &LlmOptions {
-        &self.options
-    }
-
     pub fn stats(&self) -> LlmStats {
         self.stats.borrow().clone()
     }

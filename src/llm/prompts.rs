@@ -58,14 +58,17 @@ pub fn transcript_line(entry: &MemoryEntry, new: bool) -> String {
     }
     // A `[[` inside content could forge a marker; `[ [` reads the same to a model.
     let text = text.replace("[[", "[ [").replace("]]", "] ]");
-    let marker = if new { "[[NEW]] " } else { "" };
     let role = if entry.tool_calls.is_empty() {
         entry.role.as_str().to_string()
     } else {
         let names: Vec<&str> = entry.tool_calls.iter().map(|c| c.name.as_str()).collect();
         format!("assistant calls {}", names.join(", "))
     };
-    format!("{marker}[{role}]: {text}")
+    if new {
+        format!("{NEW_MARKER} [{role}]: {text}")
+    } else {
+        format!("[{role}]: {text}")
+    }
 }
 
 fn transcript<'a>(entries: impl IntoIterator<Item = &'a MemoryEntry>) -> String {
