@@ -467,7 +467,10 @@ impl JsMemory {
     /// against the stored ones and the batch's earlier ones; resolves to one
     /// outcome per input, in order.
     #[wasm_bindgen(js_name = rememberMany, unchecked_return_type = "Promise<Remembered[]>")]
-    pub fn remember_many(&self, memories: JsValue) -> Promise {
+    pub fn remember_many(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "EntryInput[]")] memories: JsValue,
+    ) -> Promise {
         let parsed: std::result::Result<Vec<EntryInput>, JsValue> = if js_sys::Array::is_array(&memories) {
             js_sys::Array::from(&memories).iter().map(|m| from_js(m, "memory", EntryInput::FIELDS)).collect()
         } else {
