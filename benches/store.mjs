@@ -51,6 +51,13 @@ console.table([
   { figure: "write 1,000 memories in batches of 100 (median of 5, per s)", "agent-memory": Math.round(r.writesPerS), "Dexie 4 (open + read all)": Math.round(r.dexieWritesPerS), goal: ">= 5000" },
   { figure: "remember() one at a time, 200 memories (per s)", "agent-memory": Math.round(r.sequentialPerS), "Dexie 4 (open + read all)": "", goal: "" },
 ]);
+console.log("The raw IndexedDB work of that layout, in the same page (median of 5):");
+console.table([
+  { figure: "1,000 puts in batches of 100, records + index rows + generation (ms)", value: round(r.raw1000bothMs) },
+  { figure: "1,000 puts in batches of 100, records + generation only (ms)", value: round(r.raw1000recordsMs) },
+  { figure: "read 10,000 records stored as JSON strings (ms)", value: round(r.read10krecordsMs) },
+  { figure: "read 10,000 records stored as objects { v, scope, kind, time } (ms)", value: round(r.read10kobjectsMs) },
+]);
 console.log(`vocabulary: ${vocab.length} words from ${existsSync(locomo) ? "LoCoMo" : "the mixed corpus"}`);
 console.log(`memories stored per 1,000 written: ${r.storedPerRun} (the rest were near-duplicates by the dedup rules); 10k namespace holds ${r.openCount}; Dexie read ${r.dexieOpenCount}`);
 console.log(JSON.stringify({ open_10k_ms: round(r.open10kMs), writes_per_s: Math.round(r.writesPerS), dexie_writes_per_s: Math.round(r.dexieWritesPerS), dexie_open_10k_ms: round(r.dexieOpen10kMs) }));

@@ -6,8 +6,8 @@
 //! `onsuccess` / `onerror`: no Rust closures to keep alive or leak.
 //!
 //! Schema (version 3): `records` holds the port's keys and values (the JSON
-//! text, bare: Chromium reads 10,000 strings in about half the time of
-//! 10,000 objects, and opening a namespace reads them all). `memories`
+//! text, bare: opening a namespace reads them all, and strings read a little
+//! faster than objects; `npm run bench:store` measures both). `memories`
 //! mirrors each long-term memory's key with `{ scope, kind, time }`, indexed
 //! under those names, so a host or devtools can count or list one user's
 //! memories by layer, kind or time without parsing a record; both stores

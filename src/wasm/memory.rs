@@ -107,8 +107,10 @@ struct LlmState {
     /// Compress in the background when `add` finds compression due.
     auto_compress: bool,
     compressing: std::cell::Cell<bool>,
-    /// Background work not yet settled, for `idle()`.
-    tasks: std::cell::RefCell<Vec<Promise>>,
+    /// Background tasks not yet settled.
+    running: std::cell::Cell<u32>,
+    /// `idle()` promises to resolve once `running` is back to zero.
+    idle_waiters: std::cell::RefCell<Vec<Function>>,
 }
 
 impl LlmState {
@@ -116,14 +118,18 @@ impl LlmState {
     /// work itself is durable, so it is retried later).
     fn spawn(self: &Rc<Self>, work: impl std::future::Future<Output = Result<()>> + 'static) {
         let state = self.clone();
-        let task = future_to_promise(async move {
+        self.running.set(self.running.get() + 1);
+        wasm_bindgen_futures::spawn_local(async move {
             if let Err(e) = work.await {
                 state.governor.note_error(&e);
             }
-            Ok(JsValue::UNDEFINED)
+            state.running.set(state.running.get() - 1);
+            if state.running.get() == 0 {
+                for resolve in state.idle_waiters.take() {
+                    let _ = resolve.call0(&JsValue::NULL);
+                }
+            }
         });
-        let mut tasks = self.tasks.borrow_mut();
-        tasks.push(task);
     }
 }
 
@@ -209,7 +215,8 @@ impl JsMemory {
                     governor: Governor::new(Rc::new(hook), clock, options).map_err(js_error)?,
                     auto_compress,
                     compressing: Default::default(),
-                    tasks: Default::default(),
+                    running: Default::default(),
+                    idle_waiters: Default::default(),
                 })),
                 None => None,
             };
@@ -312,18 +319,12 @@ impl JsMemory {
     /// has settled: await it before a worker ends or a test checks results.
     #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
     pub fn idle(&self) -> Promise {
-        let llm = self.llm.clone();
-        promise(async move {
-            let Some(llm) = llm else { return Ok(JsValue::UNDEFINED) };
-            loop {
-                let tasks: Vec<Promise> = std::mem::take(&mut *llm.tasks.borrow_mut());
-                if tasks.is_empty() {
-                    return Ok(JsValue::UNDEFINED);
-                }
-                let all: js_sys::Array = tasks.into_iter().collect();
-                JsFuture::from(Promise::all(&all)).await?;
+        match &self.llm {
+            Some(llm) if llm.running.get() > 0 => {
+                Promise::new(&mut |resolve, _| llm.idle_waiters.borrow_mut().push(resolve))
             }
-        })
+            _ => Promise::resolve(&JsValue::UNDEFINED),
+        }
     }
 
     /// Model calls so far: calls, failures, retries, timeouts, tokens, per purpose.
