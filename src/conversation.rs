@@ -4,8 +4,10 @@
 //! Evicted messages are not dropped: they move to the *pending compression*
 //! list, where they wait until a summary covers them. An assistant tool call
 //! leaves together with its results, and the last `retain_recent_rounds`
-//! rounds (a round starts at a user message) are never evicted: they are the
-//! current task's context. Token counts are cached on each entry, so adding a
+//! rounds (a round starts at a user message) are kept while they fit: they
+//! are the current task's context. When they alone pass the token limit (an
+//! agent's long tool loop after one instruction), the oldest of them leave
+//! too, a tool call still with its results, so the window stays in budget. Token counts are cached on each entry, so adding a
 //! message costs one count, never a recount of the history.
 
 use std::collections::VecDeque;
@@ -13,6 +15,10 @@ use std::collections::VecDeque;
 use crate::entry::{MemoryEntry, Role};
 use crate::message::entry_tokens;
 use crate::tokens::Tokenizer;
+
+/// A message's position in its session: ordered as the store's keys are
+/// (see [`crate::session::position`]).
+pub type Seq = u128;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ConversationLimits {
@@ -22,6 +28,10 @@ pub struct ConversationLimits {
     pub max_messages: u32,
     /// Rounds at the end that are never evicted.
     pub retain_recent_rounds: u32,
+    /// Evicted messages kept waiting for a summary; the oldest beyond this
+    /// leave memory (they stay in the store). Bounded when nothing will ever
+    /// summarize them (no model), so a long session cannot grow without end.
+    pub max_pending: Option<u32>,
 }
 
 #[derive(Debug, Clone)]
@@ -30,7 +40,7 @@ pub struct Live {
     /// Tokens as a message (overhead included), by the current tokenizer.
     pub tokens: u32,
     /// Position in the session (persisted key order).
-    pub seq: u64,
+    pub seq: Seq,
 }
 
 #[derive(Debug)]
@@ -59,7 +69,7 @@ impl ConversationMemory {
     }
 
     /// Appends a message, then evicts from the front while over a limit.
-    pub fn push(&mut self, tok: &dyn Tokenizer, mut entry: MemoryEntry, seq: u64) {
+    pub fn push(&mut self, tok: &dyn Tokenizer, mut entry: MemoryEntry, seq: Seq) {
         let tokens = entry_tokens(tok, &mut entry);
         if entry.role == Role::User {
             self.live_user_messages += 1;
@@ -101,9 +111,20 @@ impl ConversationMemory {
         if !self.over_limits() {
             return;
         }
-        let mut evictable = self.evictable();
+        let evictable = self.evictable();
+        self.evict_front(evictable);
+        // The retained rounds alone are over the token limit: the budget
+        // wins, the newest group (a message, or a call with its results) stays.
+        if self.live_tokens > self.limits.max_tokens as u64 {
+            let last_group = self.live.iter().rposition(|l| l.entry.role != Role::Tool).unwrap_or(0);
+            self.evict_front(last_group);
+        }
+    }
+
+    /// Moves messages from the front to pending while over a limit, at most
+    /// `evictable` of them; a tool call leaves together with its results.
+    fn evict_front(&mut self, mut evictable: usize) {
         while self.over_limits() && evictable > 0 {
-            // A tool call and its results leave together.
             let mut n = 1;
             if !self.live[0].entry.tool_calls.is_empty() {
                 while n < evictable && self.live[n].entry.role == Role::Tool {
@@ -119,6 +140,10 @@ impl ConversationMemory {
                 self.pending.push(l);
             }
             evictable -= n;
+        }
+        if let Some(max) = self.limits.max_pending {
+            let excess = self.pending.len().saturating_sub(max as usize);
+            self.pending.drain(..excess);
         }
     }
 
@@ -162,7 +187,7 @@ impl ConversationMemory {
     /// `seq`) from pending and from the compressible part of the live
     /// window. The retained rounds stay live even when covered: they are the
     /// current task's context.
-    pub fn summarized_through(&mut self, seq: u64) {
+    pub fn summarized_through(&mut self, seq: Seq) {
         self.pending.retain(|l| l.seq > seq);
         let mut n = 0;
         let evictable = self.evictable();
@@ -189,7 +214,7 @@ mod tests {
     }
 
     fn limits(max_tokens: u32, max_messages: u32, rounds: u32) -> ConversationLimits {
-        ConversationLimits { max_tokens, max_messages, retain_recent_rounds: rounds }
+        ConversationLimits { max_tokens, max_messages, retain_recent_rounds: rounds, max_pending: None }
     }
 
     // "abcd" = 1 token + 4 overhead = 5 tokens per message.
@@ -221,17 +246,49 @@ mod tests {
     }
 
     #[test]
-    fn never_evicts_the_retained_rounds() {
-        let mut c = ConversationMemory::new(limits(10, 100, 3));
+    fn retained_rounds_stay_while_the_count_limit_is_passed() {
+        let mut c = ConversationMemory::new(limits(1000, 4, 3));
         for i in 0..6 {
             c.push(&Estimate, msg(if i % 2 == 0 { Role::User } else { Role::Assistant }, "abcd"), i);
         }
-        // Over budget (30 > 10), but all 6 messages are the last 3 rounds.
+        // Over the count (6 > 4), but all 6 messages are the last 3 rounds.
         assert_eq!(c.live().len(), 6);
         assert!(c.pending().is_empty());
         c.push(&Estimate, msg(Role::User, "abcd"), 6);
         // A fourth round starts: the first round may now go.
         assert_eq!(c.pending().iter().map(|l| l.seq).collect::<Vec<_>>(), [0, 1]);
+    }
+
+    #[test]
+    fn a_long_tool_loop_stays_within_the_token_limit_with_its_pairs_whole() {
+        // One instruction, then 40 tool calls with their results: no second
+        // user message ever arrives, so no round is complete.
+        let mut c = ConversationMemory::new(limits(60, 1000, 3));
+        c.push(&Estimate, msg(Role::User, "do the task"), 0);
+        let mut seq = 1;
+        for i in 0..40 {
+            let mut call = msg(Role::Assistant, "");
+            call.tool_calls.push(ToolCall { id: format!("c{i}"), name: "f".into(), arguments: "{}".into() });
+            let mut result = msg(Role::Tool, "result text");
+            result.tool_call_id = Some(format!("c{i}"));
+            c.push(&Estimate, call, seq);
+            c.push(&Estimate, result, seq + 1);
+            seq += 2;
+            assert!(c.live_tokens() <= 60, "step {i}: {} tokens live", c.live_tokens());
+            let first = &c.live()[0].entry;
+            assert_ne!(first.role, Role::Tool, "a result never leads without its call");
+        }
+        assert!(c.pending().len() > 40);
+    }
+
+    #[test]
+    fn pending_is_bounded_when_asked() {
+        let mut c =
+            ConversationMemory::new(ConversationLimits { max_pending: Some(3), ..limits(10, 100, 0) });
+        for i in 0..20 {
+            c.push(&Estimate, msg(Role::User, "abcd"), i);
+        }
+        assert_eq!(c.pending().iter().map(|l| l.seq).collect::<Vec<_>>(), [15, 16, 17]);
     }
 
     #[test]

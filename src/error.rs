@@ -26,6 +26,17 @@ pub enum ErrorCode {
     Aborted,
     /// A configured cap (tokens, calls) would be exceeded.
     LimitExceeded,
+    /// A storage call did not settle within the storage timeout (an adapter
+    /// whose promise never resolves): the write may or may not have landed.
+    StorageTimeout,
+    /// A synchronous call came while an async call held the session; await
+    /// the async call first.
+    Busy,
+    /// Another tab holds the database at an older schema version and did not
+    /// close it: the upgrade waits for that tab.
+    Blocked,
+    /// The object was already freed (`free()` or `using`).
+    Freed,
 }
 
 impl ErrorCode {
@@ -40,6 +51,10 @@ impl ErrorCode {
             ErrorCode::Timeout => "TIMEOUT",
             ErrorCode::Aborted => "ABORTED",
             ErrorCode::LimitExceeded => "LIMIT_EXCEEDED",
+            ErrorCode::StorageTimeout => "STORAGE_TIMEOUT",
+            ErrorCode::Busy => "BUSY",
+            ErrorCode::Blocked => "BLOCKED",
+            ErrorCode::Freed => "FREED",
         }
     }
 }

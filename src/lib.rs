@@ -16,7 +16,6 @@
 //! | `wasm` | the JS API: classes, JS-backed ports (IndexedDB, storage adapters, hooks) |
 
 pub mod budget;
-pub mod clock;
 pub mod context;
 pub mod conversation;
 pub mod dedup;
@@ -24,6 +23,7 @@ pub mod entry;
 pub mod error;
 pub mod llm;
 pub mod longterm;
+pub mod memory;
 pub mod message;
 pub mod ports;
 pub mod recall;

@@ -23,11 +23,11 @@ use std::rc::Rc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::clock::Clock;
-use crate::dedup::{similarity_of, DedupOptions, Fingerprint, Similarity};
+use crate::dedup::{relation_of, Change, DedupOptions, Fingerprint, Relation, Similarity};
 use crate::entry::{Kind, MemoryEntry, Scope};
 use crate::error::{Error, ErrorCode, Result};
-use crate::store::Store;
+use crate::ports::clock::Clock;
+use crate::store::{damage, DamageLog, Store};
 
 const ENTRY_PREFIX: &str = "lt/entry/";
 const PROCESSED_PREFIX: &str = "lt/processed/";
@@ -53,8 +53,15 @@ fn to_json<T: Serialize>(v: &T) -> Result<String> {
 pub enum Remembered {
     /// Stored as new.
     Stored { entry: MemoryEntry },
-    /// Stored, and it replaced a memory it contains (a more complete version).
-    Superseded { entry: MemoryEntry, superseded: Vec<String> },
+    /// Stored, and it replaced memories it updates: a more complete version
+    /// (no `change`), or one whose number, date, name or polarity differs
+    /// (`change` says which; the old ones stay in `history`).
+    Superseded {
+        entry: MemoryEntry,
+        superseded: Vec<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        change: Option<Change>,
+    },
     /// Not stored: an existing memory already says it.
     Duplicate { existing: MemoryEntry, similarity: Similarity },
 }
@@ -128,6 +135,7 @@ pub struct LongTermMemory {
     /// Full reloads from the store so far, so that a view built on the
     /// entries (the search index) knows when to rebuild.
     reloads: u64,
+    damage: Rc<DamageLog>,
 }
 
 impl LongTermMemory {
@@ -136,6 +144,17 @@ impl LongTermMemory {
         store: Rc<dyn Store>,
         clock: Rc<dyn Clock>,
         dedup: DedupOptions,
+    ) -> Result<LongTermMemory> {
+        Self::open_with(store, clock, dedup, Rc::default()).await
+    }
+
+    /// [`LongTermMemory::open`], reporting damaged records to `damage`
+    /// (they are skipped: one bad record never locks the namespace).
+    pub async fn open_with(
+        store: Rc<dyn Store>,
+        clock: Rc<dyn Clock>,
+        dedup: DedupOptions,
+        damage: Rc<DamageLog>,
     ) -> Result<LongTermMemory> {
         let mut lt = LongTermMemory {
             store,
@@ -147,6 +166,7 @@ impl LongTermMemory {
             generation: 0,
             storage_bytes: 0,
             reloads: 0,
+            damage,
         };
         lt.reload().await?;
         let now = lt.clock.now_ms();
@@ -168,24 +188,40 @@ impl LongTermMemory {
         self.entries.clear();
         self.fingerprints.clear();
         self.storage_bytes = 0;
+        // The generation first: a write that lands between it and the lists
+        // makes the next check reload again, never miss.
+        self.generation = self.stored_generation().await?;
         for (key, json) in self.store.list(ENTRY_PREFIX).await? {
-            let e: MemoryEntry = serde_json::from_str(&json)
-                .map_err(|err| Error::storage(format!("malformed memory {key:?}: {err}")))?;
+            let Some(e) = damage::parse::<MemoryEntry>(&self.damage, &key, &json) else { continue };
+            if key[ENTRY_PREFIX.len()..] != e.id || e.validate().is_err() {
+                self.damage.report(&key, "the record is not a valid memory under its own id");
+                continue;
+            }
             self.storage_bytes += json.len() as u64;
             self.entries.insert(e.id.clone(), e);
         }
         self.processed.clear();
         for (key, exp) in self.store.list(PROCESSED_PREFIX).await? {
-            if let Ok(exp) = exp.parse() {
-                self.processed.insert(key[PROCESSED_PREFIX.len()..].to_string(), exp);
+            match exp.parse() {
+                Ok(exp) => {
+                    self.processed.insert(key[PROCESSED_PREFIX.len()..].to_string(), exp);
+                }
+                Err(_) => self.damage.report(&key, "not an expiry time"),
             }
         }
-        self.generation = self.stored_generation().await?;
         Ok(())
     }
 
+    /// The stored generation; an unreadable one reads as "changed" (the
+    /// maximum), so every look reloads until a write repairs it.
     async fn stored_generation(&self) -> Result<u64> {
-        Ok(self.store.get(GENERATION_KEY).await?.and_then(|g| g.parse().ok()).unwrap_or(0))
+        Ok(match self.store.get(GENERATION_KEY).await? {
+            None => 0,
+            Some(g) => g.parse().unwrap_or_else(|_| {
+                self.damage.report(GENERATION_KEY, "not a generation number");
+                u64::MAX
+            }),
+        })
     }
 
     /// How many times the entries were reloaded from the store.
@@ -209,9 +245,13 @@ impl LongTermMemory {
         for e in &entries {
             items.push((entry_key(&e.id), to_json(e)?));
         }
-        items.push((GENERATION_KEY.to_string(), (self.generation + 1).to_string()));
+        let generation = self.generation.wrapping_add(1) % (u64::MAX - 1);
+        items.push((GENERATION_KEY.to_string(), generation.to_string()));
         self.store.put_many(items.clone()).await?;
-        self.generation += 1;
+        self.generation = generation;
+        for (key, _) in &items {
+            self.damage.repaired(key);
+        }
         for ((_, json), e) in items.iter().zip(entries) {
             let old = self.entries.get(&e.id).map_or(0, |o| to_json(o).map_or(0, |j| j.len() as u64));
             self.storage_bytes = self.storage_bytes + json.len() as u64 - old.min(self.storage_bytes);
@@ -266,7 +306,7 @@ impl LongTermMemory {
         self.refresh().await?;
         let mut outcomes: Vec<Option<Remembered>> = Vec::with_capacity(entries.len());
         let mut new_entries: Vec<MemoryEntry> = Vec::new();
-        let mut supersessions: Vec<(usize, MemoryEntry, Vec<String>)> = Vec::new();
+        let mut supersessions: Vec<(usize, MemoryEntry, Vec<String>, Option<Change>)> = Vec::new();
         // Newest first, so a duplicate reports the most recent match; each
         // with its fingerprint, looked up once per batch rather than per pair.
         let mut valid: Vec<&MemoryEntry> = self.entries.values().filter(|e| e.is_valid()).collect();
@@ -279,32 +319,35 @@ impl LongTermMemory {
         let mut batch: Vec<(Fingerprint, MemoryEntry)> = Vec::new();
         'entries: for entry in entries {
             let fp = Fingerprint::new(&entry.content);
-            let mut contained = Vec::new();
+            let mut replaced = Vec::new();
+            let mut change = None;
             for &(old, old_fp) in existing.iter().filter(|(e, _)| e.scope == entry.scope) {
-                match similarity_of(&fp, old_fp, dedup) {
-                    Some(Similarity::ContainsExisting) => contained.push(old.id.clone()),
-                    Some(similarity) => {
+                match relation_of(&fp, old_fp, dedup) {
+                    Relation::Duplicate(similarity) => {
                         let existing = old.clone();
                         outcomes.push(Some(Remembered::Duplicate { existing, similarity }));
                         continue 'entries;
                     }
-                    None => {}
+                    Relation::Fuller => replaced.push(old.id.clone()),
+                    Relation::Changed(c) => {
+                        replaced.push(old.id.clone());
+                        change = change.or(Some(c));
+                    }
+                    Relation::Unrelated => {}
                 }
             }
             for (other_fp, other) in batch.iter().rev().filter(|(_, o)| o.scope == entry.scope) {
-                if let Some(similarity) = similarity_of(&fp, other_fp, dedup) {
-                    if similarity != Similarity::ContainsExisting {
-                        let existing = other.clone();
-                        outcomes.push(Some(Remembered::Duplicate { existing, similarity }));
-                        continue 'entries;
-                    }
+                if let Relation::Duplicate(similarity) = relation_of(&fp, other_fp, dedup) {
+                    let existing = other.clone();
+                    outcomes.push(Some(Remembered::Duplicate { existing, similarity }));
+                    continue 'entries;
                 }
             }
-            if contained.is_empty() {
+            if replaced.is_empty() {
                 new_entries.push(entry.clone());
                 outcomes.push(Some(Remembered::Stored { entry: entry.clone() }));
             } else {
-                supersessions.push((outcomes.len(), entry.clone(), contained));
+                supersessions.push((outcomes.len(), entry.clone(), replaced, change));
                 outcomes.push(None);
             }
             batch.push((fp, entry));
@@ -312,9 +355,14 @@ impl LongTermMemory {
         if !new_entries.is_empty() {
             self.write(new_entries).await?;
         }
-        for (at, entry, contained) in supersessions {
-            let entry = self.supersede(entry, &contained).await?;
-            outcomes[at] = Some(Remembered::Superseded { entry, superseded: contained });
+        for (at, mut entry, replaced, change) in supersessions {
+            if let Some(c) = change {
+                // Kept on the memory, so a reviewer (or the judge) sees why.
+                let why = serde_json::to_value(c).ok().and_then(|v| v.as_str().map(str::to_string));
+                entry.metadata.insert("change".into(), why.unwrap_or_default());
+            }
+            let entry = self.supersede(entry, &replaced).await?;
+            outcomes[at] = Some(Remembered::Superseded { entry, superseded: replaced, change });
         }
         Ok(outcomes.into_iter().map(|o| o.expect("every outcome is set")).collect())
     }
@@ -447,12 +495,21 @@ impl LongTermMemory {
         let mut keys: Vec<String> =
             self.store.list(ENTRY_PREFIX).await?.into_iter().map(|(k, _)| k).collect();
         keys.extend(self.store.list(PROCESSED_PREFIX).await?.into_iter().map(|(k, _)| k));
-        keys.push(GENERATION_KEY.to_string());
-        self.store.delete_many(keys).await?;
+        self.store.delete_many(keys.clone()).await?;
+        // The generation moves on rather than restarting at 0, so that an
+        // instance that last saw generation 1 cannot mistake the first write
+        // after the purge for what it already has.
+        let generation = self.stored_generation().await?.wrapping_add(1) % (u64::MAX - 1);
+        self.store.put_many(vec![(GENERATION_KEY.to_string(), generation.to_string())]).await?;
+        for key in keys.iter().chain([&GENERATION_KEY.to_string()]) {
+            self.damage.repaired(key);
+        }
         self.entries.clear();
+        self.fingerprints.clear();
         self.processed.clear();
-        self.generation = 0;
+        self.generation = generation;
         self.storage_bytes = 0;
+        self.reloads += 1;
         Ok(())
     }
 
@@ -461,8 +518,12 @@ impl LongTermMemory {
             return Ok(());
         }
         self.store.delete_many(ids.iter().map(|id| entry_key(id)).collect()).await?;
-        self.store.put_many(vec![(GENERATION_KEY.to_string(), (self.generation + 1).to_string())]).await?;
-        self.generation += 1;
+        let generation = self.generation.wrapping_add(1) % (u64::MAX - 1);
+        self.store.put_many(vec![(GENERATION_KEY.to_string(), generation.to_string())]).await?;
+        self.generation = generation;
+        for id in &ids {
+            self.damage.repaired(&entry_key(id));
+        }
         for id in ids {
             if let Some(e) = self.entries.remove(&id) {
                 self.storage_bytes -= to_json(&e).map_or(0, |j| j.len() as u64).min(self.storage_bytes);
@@ -579,7 +640,7 @@ pub fn new_memory(content: impl Into<String>, scope: Scope, now: i64) -> MemoryE
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::clock::ManualClock;
+    use crate::ports::clock::ManualClock;
     use crate::store::MemoryStore;
     use futures::executor::block_on;
 
@@ -600,6 +661,50 @@ mod tests {
             self.clock.advance(1_000);
             new_memory(text, Scope::User, self.clock.now_ms())
         }
+    }
+
+    #[test]
+    fn a_changed_number_date_name_or_polarity_is_an_update_never_a_duplicate() {
+        let cases = [
+            ("Has 2 kids", "Has 3 kids", Change::Number),
+            ("Meeting moved to Monday 10:00", "Meeting moved to Tuesday 10:00", Change::Date),
+            ("Flight LH 454 on 3 May", "Flight LH 455 on 3 May", Change::Number),
+            ("Shared fact 1", "Shared fact 2", Change::Number),
+            ("Works with Alice on the billing API", "Works with Bob on the billing API", Change::Name),
+            ("Likes spicy food", "Does not like spicy food", Change::Polarity),
+            ("喜欢吃辣", "不喜欢吃辣", Change::Polarity),
+        ];
+        for (old, new, expected) in cases {
+            let env = Env::new();
+            let mut lt = env.open();
+            let Remembered::Stored { entry: first } = block_on(lt.remember(env.fact(old))).unwrap() else {
+                panic!("{old}")
+            };
+            let r = block_on(lt.remember(env.fact(new))).unwrap();
+            let Remembered::Superseded { entry, superseded, change } = r else { panic!("{new}: {r:?}") };
+            assert_eq!((superseded, change), (vec![first.id.clone()], Some(expected)), "{new}");
+            assert_eq!(lt.valid().iter().map(|e| e.content.as_str()).collect::<Vec<_>>(), [new]);
+            let versions: Vec<String> = lt.history(&entry.id).into_iter().map(|e| e.content).collect();
+            assert_eq!(versions, [old, new], "the old version stays in history");
+            block_on(lt.undo(&entry.id)).unwrap();
+            assert_eq!(
+                lt.valid().iter().map(|e| e.content.as_str()).collect::<Vec<_>>(),
+                [old],
+                "undo restores"
+            );
+        }
+        // The same fact said again is still a duplicate.
+        let env = Env::new();
+        let mut lt = env.open();
+        block_on(lt.remember(env.fact("Has 2 kids"))).unwrap();
+        assert!(matches!(
+            block_on(lt.remember(env.fact("has 2 kids."))).unwrap(),
+            Remembered::Duplicate { .. }
+        ));
+        assert!(matches!(
+            block_on(lt.remember(env.fact("Has 2 kid"))).unwrap(),
+            Remembered::Duplicate { .. }
+        ));
     }
 
     #[test]
@@ -663,7 +768,7 @@ mod tests {
             panic!()
         };
         let r = block_on(lt.remember(env.fact("likes Rust and Zig for systems work"))).unwrap();
-        let Remembered::Superseded { entry: new, superseded } = r else { panic!("{r:?}") };
+        let Remembered::Superseded { entry: new, superseded, .. } = r else { panic!("{r:?}") };
         assert_eq!(superseded, std::slice::from_ref(&old.id));
         assert_eq!(lt.valid().len(), 1);
         let old_now = lt.get(&old.id).unwrap();
@@ -720,7 +825,8 @@ mod tests {
         assert_eq!(lt.valid().len(), 1);
         block_on(lt.mark_processed(&["h1".into()], PROCESSED_TTL_MS)).unwrap();
         block_on(lt.purge()).unwrap();
-        assert!(block_on(env.store.list("")).unwrap().is_empty(), "nothing left in the raw store");
+        let left: Vec<String> = block_on(env.store.list("")).unwrap().into_iter().map(|(k, _)| k).collect();
+        assert_eq!(left, [GENERATION_KEY], "nothing but the generation left in the raw store");
         assert!(lt.valid().is_empty());
     }
 

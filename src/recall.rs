@@ -6,16 +6,16 @@ use std::rc::Rc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::clock::Clock;
 use crate::dedup::DedupOptions;
 use crate::entry::{MemoryEntry, Scope};
 use crate::error::Result;
 use crate::longterm::{ExportDocument, ImportReport, LongTermMemory, LongTermStats, Remembered};
+use crate::ports::clock::Clock;
 use crate::ports::LocalBoxFuture;
 use crate::retrieval::block::long_term_block;
 use crate::retrieval::{Bm25Params, Hit, IndexDoc, Retriever, SearchOptions};
 use crate::session::LongTermSource;
-use crate::store::Store;
+use crate::store::{DamageLog, Store};
 use crate::tokens::Tokenizer;
 
 /// How the long-term block of a request is chosen.
@@ -80,7 +80,17 @@ fn index_doc(e: &MemoryEntry) -> IndexDoc {
 impl Recall {
     /// Loads the namespace's long-term memory and indexes the valid part.
     pub async fn open(store: Rc<dyn Store>, clock: Rc<dyn Clock>, options: RecallOptions) -> Result<Recall> {
-        let memory = LongTermMemory::open(store, clock.clone(), options.dedup).await?;
+        Self::open_with(store, clock, options, Rc::default()).await
+    }
+
+    /// [`Recall::open`], reporting damaged records to `damage`.
+    pub async fn open_with(
+        store: Rc<dyn Store>,
+        clock: Rc<dyn Clock>,
+        options: RecallOptions,
+        damage: Rc<DamageLog>,
+    ) -> Result<Recall> {
+        let memory = LongTermMemory::open_with(store, clock.clone(), options.dedup, damage).await?;
         let mut recall = Recall {
             memory,
             indexed_reloads: 0,
@@ -190,6 +200,10 @@ impl Recall {
         self.memory.export()
     }
 
+    pub fn get(&self, id: &str) -> Option<&MemoryEntry> {
+        self.memory.get(id)
+    }
+
     pub fn history(&self, id: &str) -> Vec<MemoryEntry> {
         self.memory.history(id)
     }
@@ -258,8 +272,8 @@ impl LongTermSource for RecallSource<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::clock::ManualClock;
     use crate::longterm::new_memory;
+    use crate::ports::clock::ManualClock;
     use crate::session::{ContextRequest, NewMessage, Session, SessionOptions};
     use crate::store::MemoryStore;
     use crate::tokens::Estimate;

@@ -8,20 +8,25 @@
 //!
 //! The session is locked only to take the snapshot and to commit: a slow
 //! model never blocks `add`. The summary is stored before the messages leave
-//! the window, and on any failure nothing changes: the same messages are
-//! compressed on the next attempt.
+//! the window, and on any failure nothing changes but the saved chunk
+//! summaries ([`ChunkStore`]): the next attempt asks only for what is missing.
+//! A backlog of any size is reduced in rounds of at most
+//! [`REDUCE_MAX_TOKENS`], so no prompt outgrows a small model.
 
 use std::ops::Range;
 
 use futures::lock::Mutex;
 use serde::Serialize;
 
+use crate::conversation::Seq;
 use crate::entry::MemoryEntry;
 use crate::error::{Error, ErrorCode, Result};
 use crate::llm::governor::{Governor, Purpose};
 use crate::llm::prompts::{self, Language};
 use crate::message::entry_tokens;
-use crate::session::Session;
+use crate::ports::NamedLock;
+use crate::session::{position, Session};
+use crate::store::Store;
 use crate::tokens::Tokenizer;
 
 /// Messages per chunk (seed 000).
@@ -70,58 +75,179 @@ pub fn summary_words(summary_budget_tokens: u32) -> u32 {
 }
 
 /// Compresses the session's old messages. `Ok(None)` when there is nothing
-/// to compress. The calls' usage joins the session's usage record.
-pub async fn compress(session: &Mutex<Session>, governor: &Governor) -> Result<Option<CompressReport>> {
+/// to compress. The calls' usage joins the session's usage record. The
+/// model is asked with no lock held; `lock` (the namespace's) is held only
+/// for the commit, which never moves the summary back.
+pub async fn compress(
+    session: &Mutex<Session>,
+    governor: &Governor,
+    lock: &NamedLock,
+) -> Result<Option<CompressReport>> {
     let before = governor.stats();
-    let out = compress_inner(session, governor).await;
+    let out = compress_inner(session, governor, lock).await;
     session.lock().await.budget_mut().add_usage(governor.usage_since(&before));
     out
 }
 
-async fn compress_inner(session: &Mutex<Session>, governor: &Governor) -> Result<Option<CompressReport>> {
-    let (messages, previous, tokenizer, summary_budget) = {
+async fn compress_inner(
+    session: &Mutex<Session>,
+    governor: &Governor,
+    lock: &NamedLock,
+) -> Result<Option<CompressReport>> {
+    let (messages, previous, tokenizer, summary_budget, chunks) = {
         let s = session.lock().await;
         let previous = s.summary().map(|e| e.content.clone());
-        (s.compressible(), previous, s.tokenizer().clone(), s.options().summary_budget)
+        let chunks = ChunkStore::new(s.store().clone(), s.storage_id());
+        (s.compressible(), previous, s.tokenizer().clone(), s.options().summary_budget, chunks)
     };
     let Some(&(last_seq, _)) = messages.last() else { return Ok(None) };
     let lang = Language::detect(messages.iter().map(|(_, e)| e.content.as_str()));
-    let entries: Vec<MemoryEntry> = messages.into_iter().map(|(_, e)| e).collect();
-    let (summary, chunks, calls) =
-        summarize(governor, tokenizer.as_ref(), lang, previous, &entries, summary_budget).await?;
-    let committed = session.lock().await.commit_summary_through(summary, last_seq).await?;
-    Ok(Some(CompressReport { messages: entries.len() as u32, chunks, llm_calls: calls, summary: committed }))
+    let (summary, n_chunks, calls) =
+        summarize(governor, tokenizer.as_ref(), lang, previous, &messages, summary_budget, Some(&chunks))
+            .await?;
+    let committed = {
+        let _held = lock.acquire().await?;
+        session.lock().await.commit_summary_through(summary, last_seq).await?
+    };
+    chunks.clear_through(last_seq).await?;
+    Ok(Some(CompressReport {
+        messages: messages.len() as u32,
+        chunks: n_chunks,
+        llm_calls: calls,
+        summary: committed.entry().clone(),
+    }))
 }
 
-/// Map-reduce over `entries`; returns the summary, the chunk count and the
-/// calls made.
+/// Chunk summaries kept in the store until a summary covers them: a reduce
+/// that fails (a 400, a timeout, a closed tab) repeats no chunk call on the
+/// next attempt. Keyed by the chunk's first and last positions, so a chunk
+/// planned differently next time is summarized anew.
+/// Layout: `session/S/chunk/<first>_<last>` → the summary as a JSON string.
+pub struct ChunkStore {
+    store: std::rc::Rc<dyn Store>,
+    prefix: String,
+}
+
+impl ChunkStore {
+    pub fn new(store: std::rc::Rc<dyn Store>, storage_id: &str) -> ChunkStore {
+        ChunkStore { store, prefix: format!("session/{storage_id}/chunk/") }
+    }
+
+    fn key(&self, first: Seq, last: Seq) -> String {
+        format!("{}{}_{}", self.prefix, position::encode(first), position::encode(last))
+    }
+
+    async fn get(&self, first: Seq, last: Seq) -> Result<Option<String>> {
+        let json = self.store.get(&self.key(first, last)).await?;
+        // An unreadable record is only a lost cache entry: summarized anew.
+        Ok(json.and_then(|j| serde_json::from_str(&j).ok()))
+    }
+
+    async fn put(&self, first: Seq, last: Seq, text: &str) -> Result<()> {
+        let json = serde_json::to_string(text).map_err(|e| Error::invalid(e.to_string()))?;
+        self.store.put_many(vec![(self.key(first, last), json)]).await
+    }
+
+    /// Drops the chunks a committed summary covers.
+    async fn clear_through(&self, through: Seq) -> Result<()> {
+        let covered: Vec<String> = self
+            .store
+            .list(&self.prefix)
+            .await?
+            .into_iter()
+            .map(|(k, _)| k)
+            .filter(|k| {
+                let last = k[self.prefix.len()..].split('_').nth(1).and_then(position::decode);
+                last.is_none_or(|l| l <= through)
+            })
+            .collect();
+        if covered.is_empty() {
+            return Ok(());
+        }
+        self.store.delete_many(covered).await
+    }
+}
+
+/// Tokens of summaries one reduce prompt may take; more are reduced in
+/// rounds (a tree), so a large backlog never makes an oversized request.
+pub const REDUCE_MAX_TOKENS: u32 = 6_000;
+
+/// Groups consecutive parts so that each group stays within `max_tokens`,
+/// with at least two parts per group (so every round shrinks the list).
+pub fn plan_reduce(tokens: &[u32], max_tokens: u32) -> Vec<Range<usize>> {
+    let mut groups = Vec::new();
+    let (mut start, mut sum) = (0usize, 0u64);
+    for (i, &t) in tokens.iter().enumerate() {
+        if i - start >= 2 && sum + t as u64 > max_tokens as u64 {
+            groups.push(start..i);
+            start = i;
+            sum = 0;
+        }
+        sum += t as u64;
+    }
+    if start < tokens.len() {
+        groups.push(start..tokens.len());
+    }
+    groups
+}
+
+/// Map-reduce over `entries` (with their positions); returns the summary,
+/// the chunk count and the calls made. With `chunks`, chunk summaries are
+/// reused from and saved to the store.
 pub async fn summarize(
     governor: &Governor,
     tokenizer: &dyn Tokenizer,
     lang: Language,
     previous: Option<String>,
-    entries: &[MemoryEntry],
+    entries: &[(Seq, MemoryEntry)],
     summary_budget: u32,
+    chunks: Option<&ChunkStore>,
 ) -> Result<(String, u32, u32)> {
-    let tokens: Vec<u32> = entries.iter().map(|e| entry_tokens(tokenizer, &mut e.clone())).collect();
-    let chunks = plan_chunks(&tokens, CHUNK_MESSAGES, CHUNK_MAX_TOKENS);
-    let maps = chunks.iter().map(|r| {
-        let request = prompts::chunk_summary(lang, &entries[r.clone()], CHUNK_SUMMARY_WORDS);
-        governor.call(Purpose::CompressChunk, request, tokenizer)
+    let tokens: Vec<u32> = entries.iter().map(|(_, e)| entry_tokens(tokenizer, &mut e.clone())).collect();
+    let plan = plan_chunks(&tokens, CHUNK_MESSAGES, CHUNK_MAX_TOKENS);
+    let calls = std::cell::Cell::new(0u32);
+    let maps = plan.iter().map(|r| {
+        let (first, last) = (entries[r.start].0, entries[r.end - 1].0);
+        let texts: Vec<MemoryEntry> = entries[r.clone()].iter().map(|(_, e)| e.clone()).collect();
+        let calls = &calls;
+        async move {
+            if let Some(saved) = match chunks {
+                Some(c) => c.get(first, last).await?,
+                None => None,
+            } {
+                return Ok(saved);
+            }
+            let request = prompts::chunk_summary(lang, &texts, CHUNK_SUMMARY_WORDS);
+            calls.set(calls.get() + 1);
+            let text = non_empty(governor.call(Purpose::CompressChunk, request, tokenizer).await?.content)?;
+            if let Some(c) = chunks {
+                c.put(first, last, &text).await?;
+            }
+            Ok::<_, Error>(text)
+        }
     });
     let mut parts: Vec<String> = previous.into_iter().collect();
     for answer in futures::future::join_all(maps).await {
-        parts.push(non_empty(answer?.content)?);
+        parts.push(answer?);
     }
-    let mut calls = chunks.len() as u32;
-    let summary = if parts.len() == 1 {
-        parts.pop().expect("one part")
-    } else {
-        calls += 1;
-        let request = prompts::reduce_summaries(lang, &parts, summary_words(summary_budget));
-        non_empty(governor.call(Purpose::CompressReduce, request, tokenizer).await?.content)?
-    };
-    Ok((summary, chunks.len() as u32, calls))
+    let words = summary_words(summary_budget);
+    while parts.len() > 1 {
+        let part_tokens: Vec<u32> =
+            parts.iter().map(|p| u32::try_from(tokenizer.count(p)).unwrap_or(u32::MAX)).collect();
+        let mut next = Vec::new();
+        for group in plan_reduce(&part_tokens, REDUCE_MAX_TOKENS) {
+            if group.len() == 1 {
+                next.push(parts[group.start].clone());
+                continue;
+            }
+            calls.set(calls.get() + 1);
+            let request = prompts::reduce_summaries(lang, &parts[group], words);
+            next.push(non_empty(governor.call(Purpose::CompressReduce, request, tokenizer).await?.content)?);
+        }
+        parts = next;
+    }
+    let summary = parts.pop().ok_or_else(|| Error::invalid("nothing to summarize"))?;
+    Ok((summary, plan.len() as u32, calls.get()))
 }
 
 /// A model that answers an empty summary has failed: committing it would
@@ -137,14 +263,18 @@ fn non_empty(text: String) -> Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::clock::ManualClock;
     use crate::llm::governor::LlmOptions;
     use crate::llm::testing::{Reply, ScriptedLlm};
+    use crate::ports::clock::ManualClock;
     use crate::session::{NewMessage, SessionOptions};
     use crate::store::MemoryStore;
     use crate::tokens::Estimate;
     use futures::executor::block_on;
     use std::rc::Rc;
+
+    fn test_lock() -> NamedLock {
+        NamedLock::new(Rc::new(crate::ports::lock::LocalLocks::default()), "test")
+    }
 
     #[test]
     fn chunks_hold_five_messages_and_respect_the_token_bound() {
@@ -181,7 +311,7 @@ mod tests {
             }
         }));
         let g = Governor::new(llm.clone(), clock, LlmOptions::default()).unwrap();
-        let report = block_on(compress(&session, &g)).unwrap().unwrap();
+        let report = block_on(compress(&session, &g, &test_lock())).unwrap().unwrap();
         // 12 messages, the last round (2 messages) retained: 10 in 2 chunks + 1 reduce.
         assert_eq!((report.messages, report.chunks, report.llm_calls), (10, 2, 3));
         assert_eq!(report.summary.content, "merged summary");
@@ -202,13 +332,13 @@ mod tests {
         let llm =
             Rc::new(ScriptedLlm::new([Reply::text("first"), Reply::text("second"), Reply::text("both")]));
         let g = Governor::new(llm.clone(), clock, LlmOptions::default()).unwrap();
-        let r = block_on(compress(&session, &g)).unwrap().unwrap();
+        let r = block_on(compress(&session, &g, &test_lock())).unwrap().unwrap();
         assert_eq!((r.summary.content.as_str(), r.llm_calls), ("first", 1));
         for i in 0..2 {
             let m = NewMessage { content: format!("later {i}"), ..NewMessage::default() };
             block_on(block_on(session.lock()).add(m)).unwrap();
         }
-        let r = block_on(compress(&session, &g)).unwrap().unwrap();
+        let r = block_on(compress(&session, &g, &test_lock())).unwrap().unwrap();
         assert_eq!((r.summary.content.as_str(), r.llm_calls), ("both", 2));
         assert!(llm.requests()[2].messages[1].content.starts_with("### 1\nfirst\n\n### 2\nsecond"));
     }
@@ -221,7 +351,7 @@ mod tests {
         let llm = Rc::new(ScriptedLlm::new([Reply::text("ok"), Reply::text("   "), Reply::BadRequest]));
         let g = Governor::new(llm, clock, LlmOptions::default()).unwrap();
         let before = block_on(session.lock()).messages().len();
-        let e = block_on(compress(&session, &g)).unwrap_err();
+        let e = block_on(compress(&session, &g, &test_lock())).unwrap_err();
         assert_eq!(e.code, ErrorCode::Llm);
         let s = block_on(session.lock());
         assert_eq!(s.messages().len(), before);

@@ -17,6 +17,7 @@
 use futures::lock::Mutex;
 use serde::Serialize;
 
+use crate::conversation::Seq;
 use crate::dedup;
 use crate::entry::{Kind, MemoryEntry, Role, Scope};
 use crate::error::{ErrorCode, Result};
@@ -27,9 +28,11 @@ use crate::llm::prompts::{self, Language, ResolveItem};
 use crate::llm::rules;
 use crate::longterm::{Remembered, PROCESSED_TTL_MS};
 use crate::message::entry_tokens;
+use crate::ports::NamedLock;
 use crate::recall::Recall;
 use crate::retrieval::SearchOptions;
-use crate::session::Session;
+use crate::session::{position, Session, SummaryCommit};
+use crate::store::DamageLog;
 
 /// Tuning of session end, with the designs' numbers.
 #[derive(Debug, Clone, PartialEq)]
@@ -82,7 +85,9 @@ pub struct EndSessionReport {
 /// The idempotency key of a message: its session, position and text.
 /// FNV-1a, 64 bits: stable across versions and platforms, unlike std's
 /// hasher, and a collision among one namespace's messages is negligible.
-pub fn message_hash(session: &str, seq: u64, role: Role, content: &str) -> String {
+/// Positions written before writers existed (writer 0) hash as they did
+/// then, so their processed marks still hold.
+pub fn message_hash(session: &str, seq: Seq, role: Role, content: &str) -> String {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     let mut feed = |bytes: &[u8]| {
         for &b in bytes {
@@ -92,7 +97,10 @@ pub fn message_hash(session: &str, seq: u64, role: Role, content: &str) -> Strin
     };
     feed(session.as_bytes());
     feed(&[0]);
-    feed(&seq.to_le_bytes());
+    match position::writer_of(seq) {
+        0 => feed(&position::clock_of(seq).to_le_bytes()),
+        _ => feed(&seq.to_le_bytes()),
+    }
     feed(role.as_str().as_bytes());
     feed(&[0]);
     feed(content.as_bytes());
@@ -105,14 +113,19 @@ fn is_chat(e: &MemoryEntry) -> bool {
 
 /// Runs session end for `session`, storing memories through `recall`. The
 /// calls' usage joins the session's usage record.
+///
+/// The model is asked with no lock held; `lock` (the namespace's) is held
+/// only while results are applied, after a fresh read of what other
+/// instances wrote meanwhile.
 pub async fn end_session(
     session: &Mutex<Session>,
     recall: &Mutex<Recall>,
     governor: &Governor,
+    lock: &NamedLock,
     options: &EndSessionOptions,
 ) -> Result<EndSessionReport> {
     let before = governor.stats();
-    let out = end_session_inner(session, recall, governor, options).await;
+    let out = end_session_inner(session, recall, governor, lock, options).await;
     session.lock().await.budget_mut().add_usage(governor.usage_since(&before));
     out
 }
@@ -121,6 +134,7 @@ async fn end_session_inner(
     session: &Mutex<Session>,
     recall: &Mutex<Recall>,
     governor: &Governor,
+    lock: &NamedLock,
     options: &EndSessionOptions,
 ) -> Result<EndSessionReport> {
     let (store, clock, tokenizer, storage_id, history, covered, previous_summary, summary_budget) = {
@@ -136,22 +150,24 @@ async fn end_session_inner(
             s.options().summary_budget,
         )
     };
-    let mut record = outbox::get(store.as_ref(), &storage_id).await?.unwrap_or(OutboxRecord {
-        session_id: storage_id.clone(),
-        since: clock.now_ms(),
-        attempts: 0,
-        last_error: None,
-    });
+    let mut record =
+        outbox::get(store.as_ref(), &storage_id, &DamageLog::default()).await?.unwrap_or(OutboxRecord {
+            session_id: storage_id.clone(),
+            since: clock.now_ms(),
+            attempts: 0,
+            last_error: None,
+        });
     record.attempts += 1;
     outbox::put(store.as_ref(), &record).await?;
 
     let calls_before = governor.stats().calls;
     let mut report = EndSessionReport { judge: "none", ..EndSessionReport::default() };
-    let chat: Vec<&(u64, MemoryEntry)> = history.iter().filter(|(_, e)| is_chat(e)).collect();
+    let chat: Vec<&(Seq, MemoryEntry)> = history.iter().filter(|(_, e)| is_chat(e)).collect();
     let hashes: Vec<String> =
         chat.iter().map(|(seq, e)| message_hash(&storage_id, *seq, e.role, &e.content)).collect();
     let is_new: Vec<bool> = {
-        let r = recall.lock().await;
+        let mut r = recall.lock().await;
+        r.refresh().await?;
         hashes.iter().map(|h| !r.is_processed(h)).collect()
     };
     let lang =
@@ -184,26 +200,27 @@ async fn end_session_inner(
         };
         let candidates = dedup_batch(candidates);
         report.candidates += candidates.len() as u32;
-        apply(recall, governor, tokenizer.as_ref(), lang, &storage_id, candidates, options, &mut report)
-            .await?;
         let done: Vec<String> = batch.filter(|&i| is_new[i]).map(|i| hashes[i].clone()).collect();
-        recall.lock().await.mark_processed(&done, PROCESSED_TTL_MS).await?;
+        let batch = Batch { session_id: &storage_id, hashes: &done, lang };
+        apply(recall, governor, lock, tokenizer.as_ref(), &batch, candidates, options, &mut report).await?;
     }
 
     // The session summary, when enough is uncovered.
-    let uncovered: Vec<&(u64, MemoryEntry)> =
+    let uncovered: Vec<&(Seq, MemoryEntry)> =
         chat.iter().copied().filter(|(seq, _)| covered.is_none_or(|c| *seq > c)).collect();
     let mut outstanding: Option<String> = None;
     if uncovered.len() as u32 >= options.summary_after_messages {
         let last_seq = uncovered.last().map(|(s, _)| *s).expect("non-empty");
-        let entries: Vec<MemoryEntry> = uncovered.iter().map(|(_, e)| e.clone()).collect();
+        let entries: Vec<(Seq, MemoryEntry)> = uncovered.iter().map(|&x| x.clone()).collect();
         let summary =
             summarize_session(governor, tokenizer.as_ref(), lang, previous_summary, &entries, summary_budget)
                 .await;
         match summary {
             Ok(text) => {
-                session.lock().await.commit_summary_through(text, last_seq).await?;
-                report.summary_updated = true;
+                let _held = lock.acquire().await?;
+                let mut s = session.lock().await;
+                report.summary_updated =
+                    matches!(s.commit_summary_through(text, last_seq).await?, SummaryCommit::Written(_));
             }
             Err(e) => {
                 report.errors.push(format!("summary: {e}"));
@@ -233,13 +250,14 @@ async fn summarize_session(
     tokenizer: &dyn crate::tokens::Tokenizer,
     lang: Language,
     previous: Option<String>,
-    entries: &[MemoryEntry],
+    entries: &[(Seq, MemoryEntry)],
     summary_budget: u32,
 ) -> Result<String> {
     let words = crate::llm::compress::summary_words(summary_budget);
-    let total: u64 = entries.iter().map(|e| tokenizer.count(&e.content) as u64).sum();
+    let total: u64 = entries.iter().map(|(_, e)| tokenizer.count(&e.content) as u64).sum();
     if total <= crate::llm::compress::CHUNK_MAX_TOKENS as u64 * 2 {
-        let request = prompts::session_summary(lang, previous.as_deref(), entries, words);
+        let texts: Vec<MemoryEntry> = entries.iter().map(|(_, e)| e.clone()).collect();
+        let request = prompts::session_summary(lang, previous.as_deref(), &texts, words);
         let text = governor.call(Purpose::Summary, request, tokenizer).await?.content;
         let text = text.trim();
         if text.is_empty() {
@@ -248,7 +266,8 @@ async fn summarize_session(
         return Ok(text.to_string());
     }
     let (text, _, _) =
-        crate::llm::compress::summarize(governor, tokenizer, lang, previous, entries, summary_budget).await?;
+        crate::llm::compress::summarize(governor, tokenizer, lang, previous, entries, summary_budget, None)
+            .await?;
     Ok(text)
 }
 
@@ -289,7 +308,10 @@ fn dedup_batch(candidates: Vec<Candidate>) -> Vec<Candidate> {
     let opts = dedup::DedupOptions::default();
     let mut kept: Vec<Candidate> = Vec::new();
     for c in candidates {
-        if !kept.iter().any(|k| dedup::similarity(&c.content, &k.content, &opts).is_some()) {
+        if !kept
+            .iter()
+            .any(|k| matches!(dedup::relation(&c.content, &k.content, &opts), dedup::Relation::Duplicate(_)))
+        {
             kept.push(c);
         }
     }
@@ -304,21 +326,34 @@ fn scope_of(layer: Layer, agent_id: Option<&str>) -> Scope {
     }
 }
 
+/// One judged batch: where its candidates came from.
+struct Batch<'a> {
+    session_id: &'a str,
+    /// The hashes of its new messages, marked processed with its results.
+    hashes: &'a [String],
+    lang: Language,
+}
+
 /// Resolves candidates against similar stored memories (one call for the
-/// batch) and applies the decisions.
+/// batch, no lock held), then, under the namespace lock, applies the
+/// decisions and marks the batch processed in one step. Another instance
+/// may have written meanwhile: a batch it already processed is not applied
+/// twice, and a memory it expired or deleted is not superseded again.
 #[allow(clippy::too_many_arguments)]
 async fn apply(
     recall: &Mutex<Recall>,
     governor: &Governor,
+    lock: &NamedLock,
     tokenizer: &dyn crate::tokens::Tokenizer,
-    lang: Language,
-    session_id: &str,
+    batch: &Batch<'_>,
     candidates: Vec<Candidate>,
     options: &EndSessionOptions,
     report: &mut EndSessionReport,
 ) -> Result<()> {
+    let (session_id, lang) = (batch.session_id, batch.lang);
     if candidates.is_empty() {
-        return Ok(());
+        let _held = lock.acquire().await?;
+        return recall.lock().await.mark_processed(batch.hashes, PROCESSED_TTL_MS).await;
     }
     // Similar stored memories per candidate, with short aliases.
     let (agent_id, neighbours) = {
@@ -377,7 +412,13 @@ async fn apply(
             Err(e) => report.errors.push(format!("resolve: {e}; added as new")),
         }
     }
+    let _held = lock.acquire().await?;
     let mut r = recall.lock().await;
+    r.refresh().await?;
+    if !batch.hashes.is_empty() && batch.hashes.iter().all(|h| r.is_processed(h)) {
+        report.errors.push("batch already processed by another instance; not applied twice".into());
+        return Ok(());
+    }
     let now = r.now_ms();
     for (((c, decision), near), judged_new) in
         candidates.into_iter().zip(decisions).zip(&neighbours).zip(judged_new)
@@ -406,14 +447,24 @@ async fn apply(
                     .iter()
                     .filter(|(a, _, _)| aliases.contains(a))
                     .map(|(_, id, _)| id.clone())
+                    .filter(|id| r.get(id).is_some_and(|e| e.is_valid()))
                     .collect();
+                if ids.is_empty() {
+                    // What the model saw is gone (another instance expired
+                    // or deleted it): the fact is stored as new, deduplicated.
+                    match r.remember(entry).await? {
+                        Remembered::Duplicate { .. } => report.skipped += 1,
+                        _ => report.added += 1,
+                    }
+                    continue;
+                }
                 r.supersede(entry, &ids).await?;
                 report.added += 1;
                 report.superseded += ids.len() as u32;
             }
         }
     }
-    Ok(())
+    r.mark_processed(batch.hashes, PROCESSED_TTL_MS).await
 }
 
 #[cfg(test)]

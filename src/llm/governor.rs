@@ -13,8 +13,8 @@ use std::task::{Poll, Waker};
 use futures::future::{select, Either};
 use serde::{Deserialize, Serialize};
 
-use crate::clock::Clock;
 use crate::error::{Error, ErrorCode, Result};
+use crate::ports::clock::Clock;
 use crate::ports::{Llm, LlmRequest, LlmResponse};
 use crate::tokens::Tokenizer;
 
@@ -292,8 +292,8 @@ impl Drop for Permit<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::clock::ManualClock;
     use crate::llm::testing::{Reply, ScriptedLlm};
+    use crate::ports::clock::ManualClock;
     use crate::ports::LlmMessage;
     use crate::tokens::Estimate;
     use futures::executor::block_on;

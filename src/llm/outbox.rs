@@ -11,7 +11,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::store::Store;
+use crate::store::{damage, DamageLog, Store};
 
 const PREFIX: &str = "outbox/";
 
@@ -31,13 +31,18 @@ fn key(session_id: &str) -> String {
     format!("{PREFIX}{session_id}")
 }
 
-pub async fn get(store: &dyn Store, session_id: &str) -> Result<Option<OutboxRecord>> {
-    match store.get(&key(session_id)).await? {
-        Some(json) => serde_json::from_str(&json)
-            .map(Some)
-            .map_err(|e| Error::storage(format!("malformed outbox record: {e}"))),
-        None => Ok(None),
-    }
+/// The work owed for a session. A damaged record still says work is owed:
+/// it reads as a fresh record (resuming is idempotent) and is reported.
+pub async fn get(store: &dyn Store, session_id: &str, log: &DamageLog) -> Result<Option<OutboxRecord>> {
+    let key = key(session_id);
+    Ok(store.get(&key).await?.map(|json| {
+        damage::parse(log, &key, &json).unwrap_or(OutboxRecord {
+            session_id: session_id.to_string(),
+            since: 0,
+            attempts: 0,
+            last_error: Some("the outbox record was damaged".into()),
+        })
+    }))
 }
 
 pub async fn put(store: &dyn Store, record: &OutboxRecord) -> Result<()> {
@@ -49,14 +54,8 @@ pub async fn clear(store: &dyn Store, session_id: &str) -> Result<()> {
     store.delete_many(vec![key(session_id)]).await
 }
 
-/// Every session with work owed in this namespace.
-pub async fn list(store: &dyn Store) -> Result<Vec<OutboxRecord>> {
-    store
-        .list(PREFIX)
-        .await?
-        .into_iter()
-        .map(|(_, json)| {
-            serde_json::from_str(&json).map_err(|e| Error::storage(format!("malformed outbox record: {e}")))
-        })
-        .collect()
+/// Every session with work owed in this namespace (damaged records are
+/// skipped and reported).
+pub async fn list(store: &dyn Store, log: &DamageLog) -> Result<Vec<OutboxRecord>> {
+    Ok(store.list(PREFIX).await?.iter().filter_map(|(key, json)| damage::parse(log, key, json)).collect())
 }

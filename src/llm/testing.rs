@@ -41,6 +41,7 @@ pub struct ScriptedLlm {
     yield_first: Cell<bool>,
     in_flight: Cell<u32>,
     max_in_flight: Cell<u32>,
+    gate: RefCell<Option<futures::future::Shared<futures::channel::oneshot::Receiver<()>>>>,
 }
 
 impl ScriptedLlm {
@@ -64,6 +65,14 @@ impl ScriptedLlm {
         self.yield_first.set(on);
     }
 
+    /// Holds every answer until the returned sender fires (or is dropped):
+    /// a slow model, for tests of what waits on it and what must not.
+    pub fn hold(&self) -> futures::channel::oneshot::Sender<()> {
+        let (tx, rx) = futures::channel::oneshot::channel();
+        *self.gate.borrow_mut() = Some(futures::FutureExt::shared(rx));
+        tx
+    }
+
     pub fn requests(&self) -> Vec<LlmRequest> {
         self.requests.borrow().clone()
     }
@@ -84,7 +93,11 @@ impl crate::ports::Llm for ScriptedLlm {
         self.in_flight.set(self.in_flight.get() + 1);
         self.max_in_flight.set(self.max_in_flight.get().max(self.in_flight.get()));
         let mut yielded = !self.yield_first.get();
+        let gate = self.gate.borrow().clone();
         Box::pin(async move {
+            if let Some(gate) = gate {
+                let _ = gate.await;
+            }
             poll_fn(|cx| {
                 if yielded {
                     Poll::Ready(())

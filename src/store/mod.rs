@@ -8,8 +8,10 @@
 //! to the same behaviour.
 
 pub mod conformance;
+pub mod damage;
 mod memory;
 
+pub use damage::{DamageHook, DamageLog, Damaged};
 pub use memory::MemoryStore;
 
 use crate::error::Result;
@@ -26,4 +28,15 @@ pub trait Store {
 
     /// Every `(key, value)` whose key starts with `prefix`, in key order.
     fn list<'a>(&'a self, prefix: &'a str) -> LocalBoxFuture<'a, Result<Vec<(String, String)>>>;
+}
+
+/// Deletes every record of the namespace the store holds (memories,
+/// sessions, summaries, hashes, owed work), readable or not: the way out of
+/// a namespace that cannot be opened, and the "delete my data" of a user.
+/// Returns how many records were deleted.
+pub async fn delete_all(store: &dyn Store) -> Result<u32> {
+    let keys: Vec<String> = store.list("").await?.into_iter().map(|(k, _)| k).collect();
+    let n = keys.len() as u32;
+    store.delete_many(keys).await?;
+    Ok(n)
 }

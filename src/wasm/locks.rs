@@ -1,10 +1,9 @@
-//! Cross-tab exclusion with the Web Locks API (`navigator.locks`): two tabs
-//! of one origin writing long-term memory take turns, so neither dedups
-//! against a stale view. Where the runtime has no Web Locks (Node, workerd,
-//! Deno), one `Memory` per namespace is the unit of exclusion and the work
-//! runs directly.
+//! The `Lock` port in JS runtimes: the Web Locks API (`navigator.locks`)
+//! where there is one, so tabs and workers of one origin take turns (and a
+//! lock dies with its tab); elsewhere (Node, Deno without locks, workerd) the
+//! instances of this realm share [`LocalLocks`].
 
-use std::future::Future;
+use std::rc::Rc;
 
 use js_sys::{Function, Promise, Reflect};
 use wasm_bindgen::prelude::*;
@@ -12,38 +11,55 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 
 use crate::error::{Error, Result};
+use crate::ports::lock::{LocalLocks, Lock, LockGuard};
+use crate::ports::LocalBoxFuture;
 
-fn lock_manager() -> Option<JsValue> {
+thread_local! {
+    static REALM: Rc<LocalLocks> = Rc::default();
+}
+
+fn lock_manager() -> Option<(JsValue, Function)> {
     let navigator = Reflect::get(&js_sys::global(), &"navigator".into()).ok()?;
     let locks = Reflect::get(&navigator, &"locks".into()).ok()?;
-    Reflect::get(&locks, &"request".into()).ok()?.dyn_into::<Function>().ok()?;
-    Some(locks)
+    let request = Reflect::get(&locks, &"request".into()).ok()?.dyn_into::<Function>().ok()?;
+    Some((locks, request))
 }
 
-/// Runs `work` while holding the named Web Lock (or directly without one).
-pub async fn with_lock<T>(name: &str, work: impl Future<Output = Result<T>>) -> Result<T> {
-    let Some(locks) = lock_manager() else { return work.await };
-    // The lock is held until the promise the callback returns settles: it
-    // resolves when `work` is done.
-    let mut release: Option<Function> = None;
-    let held = Promise::new(&mut |resolve, _| release = Some(resolve));
-    let granted = Promise::new(&mut |resolve, _| {
-        let held = held.clone();
-        let callback = Closure::once_into_js(move |_lock: JsValue| {
-            let _ = resolve.call0(&JsValue::NULL);
-            held
-        });
-        let request: Function =
-            Reflect::get(&locks, &"request".into()).expect("checked above").unchecked_into();
-        let _ = request.call2(&locks, &JsValue::from_str(name), &callback);
-    });
-    let _release = Release(release);
-    JsFuture::from(granted).await.map_err(|_| Error::storage("the Web Lock could not be acquired"))?;
-    work.await
+/// Web Locks, or this realm's locks.
+pub struct JsLocks;
+
+impl Lock for JsLocks {
+    fn acquire<'a>(&'a self, name: &'a str) -> LocalBoxFuture<'a, Result<LockGuard>> {
+        Box::pin(async move {
+            let Some((locks, request)) = lock_manager() else {
+                let realm = REALM.with(Rc::clone);
+                return realm.acquire(name).await;
+            };
+            // The lock is held until the promise the callback returns
+            // settles: it resolves when the guard is dropped.
+            let mut release: Option<Function> = None;
+            let held = Promise::new(&mut |resolve, _| release = Some(resolve));
+            let guard = LockGuard::new(Release(release));
+            let granted = Promise::new(&mut |resolve, reject| {
+                let held = held.clone();
+                let callback = Closure::once_into_js(move |_lock: JsValue| {
+                    let _ = resolve.call0(&JsValue::NULL);
+                    held
+                });
+                if let Err(e) = request.call2(&locks, &JsValue::from_str(name), &callback) {
+                    let _ = reject.call1(&JsValue::NULL, &e);
+                }
+            });
+            JsFuture::from(granted)
+                .await
+                .map_err(|_| Error::storage("the Web Lock could not be acquired"))?;
+            Ok(guard)
+        })
+    }
 }
 
-/// Releases the lock when the work ends, also when it is dropped midway
-/// (an aborted `endSession`): a lock left held would stall every tab.
+/// Releases the lock when dropped, also when the work holding it is dropped
+/// midway (an aborted `endSession`): a lock left held would stall every tab.
 struct Release(Option<Function>);
 
 impl Drop for Release {

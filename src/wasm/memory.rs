@@ -1,11 +1,11 @@
-//! `Memory` for JS: a session's working memory on a store, with the
-//! long-term block from a host hook. Calls are queued in order (an async
-//! mutex), so `Promise.all` of many `add`s stores them one after another and
-//! never trips over a borrowed session.
+//! `Memory` for JS: the core [`Memory`] with its ports on JS objects. Each
+//! method converts its arguments, calls one core method and converts the
+//! result; every failure, bad arguments included, is a rejected promise
+//! (async methods) or a returned error (sync ones), never a throw from
+//! inside a Rust frame.
 
 use std::rc::Rc;
 
-use futures::lock::Mutex;
 use js_sys::{Function, Promise};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -15,26 +15,20 @@ use super::entry::EntryInput;
 use super::indexeddb::IndexedDbStore;
 use super::js_store::JsStore;
 use super::llm::{aborted, parse_llm_option};
-use super::locks::with_lock;
+use super::locks::JsLocks;
 use super::search::parse_search_options;
 use super::tokenizer::JsTokenizer;
 use super::types::{JsContextRequest, JsMemoryOptions, JsMessageInput, JsSessionUsage, JsUsageReport};
 use super::types::{JsEndSessionOptions, JsEntryInput, JsSearchOptions};
-use super::{
-    describe, from_js, js_count, js_error, js_string, shallow_copy, take_field, to_js, to_js_json, JsClock,
-};
-use crate::dedup::DedupOptions;
+use super::{describe, from_js, js_count, js_string, shallow_copy, take_field, to_js, to_js_json, JsClock};
 use crate::entry::Scope;
 use crate::error::{Error, ErrorCode, Result};
-use crate::llm::consolidate::{self, EndSessionOptions};
-use crate::llm::governor::Governor;
-use crate::llm::{compress, outbox};
 use crate::longterm::ExportDocument;
-use crate::ports::LocalBoxFuture;
-use crate::recall::{Recall, RecallOptions, RecallSource};
-use crate::session::{ContextRequest, LongTermSource, NewMessage, Session, SessionOptions};
-use crate::store::{MemoryStore, Store};
-use crate::tokens::{Estimate, Tokenizer};
+use crate::memory::{self, Memory, MemoryOptions, Ports};
+use crate::ports::{LocalBoxFuture, Spawn};
+use crate::session::{ContextRequest, LongTermSource, NewMessage, SessionOptions};
+use crate::store::{Damaged, MemoryStore, Store};
+use crate::tokens::Estimate;
 
 /// The long-term hook: `(query, budgetTokens) => string | Promise<string>`.
 struct JsLongTerm(Function);
@@ -59,6 +53,15 @@ impl LongTermSource for JsLongTerm {
     }
 }
 
+/// The `Spawn` port on the JS event loop.
+struct JsSpawn;
+
+impl Spawn for JsSpawn {
+    fn spawn(&self, task: LocalBoxFuture<'static, ()>) {
+        wasm_bindgen_futures::spawn_local(task);
+    }
+}
+
 /// The fields of `SessionOptions`, as JS spells them.
 const SESSION_FIELDS: &[&str] = &[
     "budget",
@@ -71,14 +74,24 @@ const SESSION_FIELDS: &[&str] = &[
     "longTermBudget",
 ];
 
-fn validate_namespace(ns: &str) -> Result<()> {
-    if ns.is_empty() || ns.contains('/') {
-        return Err(Error::invalid("namespace must be non-empty and contain no '/'"));
-    }
-    Ok(())
-}
+/// The fields `Memory.open` takes besides the session's.
+const OPEN_FIELDS: &[&str] = &[
+    "namespace",
+    "sessionId",
+    "store",
+    "agentId",
+    "dedup",
+    "llm",
+    "autoCompress",
+    "longTerm",
+    "onDamaged",
+    "storageTimeoutMs",
+];
 
-async fn open_store(spec: JsValue, namespace: &str) -> Result<Rc<dyn Store>> {
+/// Storage calls of an adapter settle within this, by default.
+const STORAGE_TIMEOUT_MS: u32 = 30_000;
+
+async fn open_store(spec: JsValue, namespace: &str, timeout_ms: u32) -> Result<Rc<dyn Store>> {
     if spec.is_undefined() || spec.is_null() || spec.as_string().as_deref() == Some("memory") {
         return Ok(Rc::new(MemoryStore::new()));
     }
@@ -86,73 +99,118 @@ async fn open_store(spec: JsValue, namespace: &str) -> Result<Rc<dyn Store>> {
         return Ok(Rc::new(IndexedDbStore::open(namespace).await?));
     }
     if spec.is_object() {
-        return Ok(Rc::new(JsStore::new(spec, namespace)?));
+        return Ok(Rc::new(JsStore::new(spec, namespace, timeout_ms)?));
     }
     Err(Error::invalid("store must be \"memory\", \"indexeddb\" or a storage adapter object"))
 }
 
-#[wasm_bindgen(js_name = Memory)]
-pub struct JsMemory {
-    session: Rc<Mutex<Session>>,
-    recall: Rc<Mutex<Recall>>,
-    /// The Web Lock that serializes long-term writes across tabs.
-    lock_name: String,
-    long_term: Option<Rc<JsLongTerm>>,
-    llm: Option<Rc<LlmState>>,
+fn optional(v: JsValue) -> Option<JsValue> {
+    (!v.is_undefined() && !v.is_null()).then_some(v)
 }
 
-/// The model and the background work it drives.
-struct LlmState {
-    governor: Governor,
-    /// Compress in the background when `add` finds compression due.
-    auto_compress: bool,
-    compressing: std::cell::Cell<bool>,
-    /// Background tasks not yet settled.
-    running: std::cell::Cell<u32>,
-    /// `idle()` promises to resolve once `running` is back to zero.
-    idle_waiters: std::cell::RefCell<Vec<Function>>,
-}
-
-impl LlmState {
-    /// Runs `work` in the background; its failure is kept in the stats (the
-    /// work itself is durable, so it is retried later).
-    fn spawn(self: &Rc<Self>, work: impl std::future::Future<Output = Result<()>> + 'static) {
-        let state = self.clone();
-        self.running.set(self.running.get() + 1);
-        wasm_bindgen_futures::spawn_local(async move {
-            if let Err(e) = work.await {
-                state.governor.note_error(&e);
-            }
-            state.running.set(state.running.get() - 1);
-            if state.running.get() == 0 {
-                for resolve in state.idle_waiters.take() {
-                    let _ = resolve.call0(&JsValue::NULL);
-                }
-            }
-        });
+fn hook(v: JsValue, what: &str) -> Result<Option<Function>> {
+    match optional(v) {
+        None => Ok(None),
+        Some(f) => f
+            .dyn_into::<Function>()
+            .map(Some)
+            .map_err(|_| Error::invalid(format!("{what} must be a function"))),
     }
 }
 
-/// Session end under the cross-tab lock, with the namespace reloaded first
-/// so that another tab's writes are deduplicated against.
-async fn run_end_session(
-    lock_name: &str,
-    session: &Mutex<Session>,
-    recall: &Mutex<Recall>,
-    governor: &Governor,
-) -> Result<consolidate::EndSessionReport> {
-    with_lock(lock_name, async {
-        recall.lock().await.refresh().await?;
-        consolidate::end_session(session, recall, governor, &EndSessionOptions::default()).await
-    })
-    .await
+/// Reads `Memory.open`'s options into the core's options and ports.
+async fn parse_open(options: JsValue) -> std::result::Result<(MemoryOptions, Ports), JsValue> {
+    if !options.is_object() {
+        return Err(Error::invalid("Memory.open needs an options object").into());
+    }
+    let all: Vec<&str> = OPEN_FIELDS.iter().chain(SESSION_FIELDS).copied().collect();
+    // Work on a shallow copy: hooks and the store are taken out, the rest is data.
+    let copy = shallow_copy(&options);
+    super::check_fields(&copy, "Memory.open option", &all)?;
+    let store_spec = take_field(&copy, "store")?;
+    let agent_id = optional(take_field(&copy, "agentId")?).map(|v| js_string(&v, "agentId")).transpose()?;
+    let dedup = match optional(take_field(&copy, "dedup")?) {
+        None => Default::default(),
+        Some(v) => from_js(v, "dedup options", &["jaccard", "levenshtein", "shortTextChars"])?,
+    };
+    let (llm, llm_options) = match optional(take_field(&copy, "llm")?) {
+        None => (None, Default::default()),
+        Some(v) => {
+            let (hook, options) = parse_llm_option(v)?;
+            (Some(Rc::new(hook) as Rc<dyn crate::ports::Llm>), options)
+        }
+    };
+    let auto_compress = match optional(take_field(&copy, "autoCompress")?) {
+        None => None,
+        Some(v) => Some(v.as_bool().ok_or_else(|| Error::invalid("autoCompress must be a boolean"))?),
+    };
+    let long_term = hook(take_field(&copy, "longTerm")?, "longTerm")?;
+    let on_damaged = hook(take_field(&copy, "onDamaged")?, "onDamaged")?;
+    let timeout_ms = match optional(take_field(&copy, "storageTimeoutMs")?) {
+        None => STORAGE_TIMEOUT_MS,
+        Some(v) => u32::try_from(js_count(&v, "storageTimeoutMs")?)
+            .ok()
+            .filter(|&t| t > 0)
+            .ok_or_else(|| Error::invalid("storageTimeoutMs must be a positive integer below 2^32"))?,
+    };
+    let namespace = js_string(&take_field(&copy, "namespace")?, "namespace")?;
+    let session_id = js_string(&take_field(&copy, "sessionId")?, "sessionId")?;
+    let session: SessionOptions = from_js(copy, "memory options", SESSION_FIELDS)?;
+    memory::validate_namespace(&namespace)?;
+    let store = open_store(store_spec, &namespace, timeout_ms).await?;
+    let options =
+        MemoryOptions { namespace, session_id, agent_id, session, dedup, llm: llm_options, auto_compress };
+    let ports = Ports {
+        store,
+        clock: Rc::new(JsClock),
+        locks: Rc::new(JsLocks),
+        spawner: Rc::new(JsSpawn),
+        tokenizer: Rc::new(Estimate),
+        llm,
+        long_term: long_term.map(|f| Rc::new(JsLongTerm(f)) as Rc<dyn LongTermSource>),
+        on_damaged: on_damaged.map(|f| {
+            Box::new(move |d: &Damaged| {
+                if let Ok(v) = to_js(d) {
+                    let _ = f.call1(&JsValue::NULL, &v);
+                }
+            }) as crate::store::DamageHook
+        }),
+    };
+    Ok((options, ports))
 }
 
-fn promise<F>(f: F) -> Promise
+#[wasm_bindgen(js_name = Memory)]
+pub struct JsMemory(Memory);
+
+/// A promise of a core call: its error rejects it.
+fn promise<T: 'static, F>(f: F, convert: fn(&T) -> std::result::Result<JsValue, JsValue>) -> Promise
 where
-    F: std::future::Future<Output = std::result::Result<JsValue, JsValue>> + 'static,
+    F: std::future::Future<Output = std::result::Result<T, JsValue>> + 'static,
 {
-    future_to_promise(f)
+    future_to_promise(async move { convert(&f.await?) })
+}
+
+fn undefined<T>(_: &T) -> std::result::Result<JsValue, JsValue> {
+    Ok(JsValue::UNDEFINED)
+}
+
+/// A memory to store, from a JS `EntryInput`.
+fn parse_entry(value: JsValue) -> std::result::Result<crate::entry::MemoryEntry, JsValue> {
+    let input: EntryInput = from_js(value, "memory", EntryInput::FIELDS)?;
+    Ok(input.into_entry(super::now_ms(), Scope::User)?)
+}
+
+/// An array of strings (ids), rejecting anything else.
+fn js_strings(value: &JsValue, what: &str) -> std::result::Result<Vec<String>, JsValue> {
+    if !js_sys::Array::is_array(value) {
+        return Err(Error::invalid(format!("{what} must be an array of strings")).into());
+    }
+    js_sys::Array::from(value)
+        .iter()
+        .map(|v| {
+            v.as_string().ok_or_else(|| Error::invalid(format!("{what} must be an array of strings")).into())
+        })
+        .collect()
 }
 
 #[wasm_bindgen(js_class = Memory)]
@@ -162,124 +220,48 @@ impl JsMemory {
     #[wasm_bindgen(unchecked_return_type = "Promise<Memory>")]
     pub fn open(options: JsMemoryOptions) -> Promise {
         let options: JsValue = options.into();
-        let tokenizer: Rc<dyn Tokenizer> = Rc::new(Estimate);
-        promise(async move {
-            if !options.is_object() {
-                return Err(js_error(Error::invalid("Memory.open needs an options object")));
+        future_to_promise(async move {
+            let (options, ports) = parse_open(options).await?;
+            Ok(JsMemory(Memory::open(options, ports).await?).into())
+        })
+    }
+
+    /// Deletes a namespace's every record without opening it (an IndexedDB
+    /// database, or an adapter's keys under the namespace): the way out of a
+    /// namespace that cannot be opened, and a user's "delete my data".
+    #[wasm_bindgen(js_name = deleteNamespace, unchecked_return_type = "Promise<void>")]
+    pub fn delete_namespace(
+        namespace: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "\"indexeddb\" | StorageAdapter")] store: JsValue,
+    ) -> Promise {
+        future_to_promise(async move {
+            let namespace = js_string(&namespace, "namespace")?;
+            memory::validate_namespace(&namespace)?;
+            if store.as_string().as_deref() == Some("indexeddb") {
+                IndexedDbStore::delete_database(&namespace).await?;
+            } else if store.is_object() {
+                memory::delete_namespace(&JsStore::new(store, &namespace, STORAGE_TIMEOUT_MS)?).await?;
+            } else {
+                return Err(Error::invalid("store must be \"indexeddb\" or a storage adapter object").into());
             }
-            // Work on a shallow copy: the hooks and store are taken out, the
-            // rest is plain data.
-            let copy = shallow_copy(&options);
-            let store_spec = take_field(&copy, "store")?;
-            let recall_options = RecallOptions {
-                agent_id: match take_field(&copy, "agentId")? {
-                    v if v.is_undefined() || v.is_null() => None,
-                    v => Some(js_string(&v, "agentId")?),
-                },
-                dedup: match take_field(&copy, "dedup")? {
-                    v if v.is_undefined() || v.is_null() => DedupOptions::default(),
-                    v => from_js(v, "dedup options", &["jaccard", "levenshtein", "shortTextChars"])?,
-                },
-                ..RecallOptions::default()
-            };
-            let llm = match take_field(&copy, "llm")? {
-                v if v.is_undefined() || v.is_null() => None,
-                v => Some(parse_llm_option(v)?),
-            };
-            let auto_compress = match take_field(&copy, "autoCompress")? {
-                v if v.is_undefined() => true,
-                v => v.as_bool().ok_or_else(|| js_error(Error::invalid("autoCompress must be a boolean")))?,
-            };
-            let long_term = take_field(&copy, "longTerm")?;
-            let long_term = match long_term.dyn_into::<Function>() {
-                Ok(f) => Some(Rc::new(JsLongTerm(f))),
-                Err(v) if v.is_undefined() || v.is_null() => None,
-                Err(_) => return Err(js_error(Error::invalid("longTerm must be a function"))),
-            };
-            let namespace = js_string(&take_field(&copy, "namespace")?, "namespace")?;
-            let session_id = js_string(&take_field(&copy, "sessionId")?, "sessionId")?;
-            let options: SessionOptions = from_js(copy, "memory options", SESSION_FIELDS)?;
-            validate_namespace(&namespace).map_err(js_error)?;
-            let store = open_store(store_spec, &namespace).await.map_err(js_error)?;
-            let clock: Rc<dyn crate::clock::Clock> = Rc::new(JsClock);
-            let lock_name = format!("agent-memory/{namespace}");
-            let recall = with_lock(&lock_name, Recall::open(store.clone(), clock.clone(), recall_options))
-                .await
-                .map_err(js_error)?;
-            let session = Session::open(&session_id, store.clone(), tokenizer, clock.clone(), options)
-                .await
-                .map_err(js_error)?;
-            let owed = outbox::get(store.as_ref(), session.storage_id()).await.map_err(js_error)?.is_some();
-            let llm = match llm {
-                Some((hook, options)) => Some(Rc::new(LlmState {
-                    governor: Governor::new(Rc::new(hook), clock, options).map_err(js_error)?,
-                    auto_compress,
-                    compressing: Default::default(),
-                    running: Default::default(),
-                    idle_waiters: Default::default(),
-                })),
-                None => None,
-            };
-            let memory = JsMemory {
-                session: Rc::new(Mutex::new(session)),
-                recall: Rc::new(Mutex::new(recall)),
-                lock_name,
-                long_term,
-                llm,
-            };
-            // Work an earlier session end left unfinished resumes now, in
-            // the background: opening never waits on the model.
-            if let (Some(llm), true) = (&memory.llm, owed) {
-                let (session, recall, lock_name, state) =
-                    (memory.session.clone(), memory.recall.clone(), memory.lock_name.clone(), llm.clone());
-                llm.spawn(async move {
-                    run_end_session(&lock_name, &session, &recall, &state.governor).await.map(|_| ())
-                });
-            }
-            Ok(memory.into())
+            Ok(JsValue::UNDEFINED)
         })
     }
 
     /// Stores a message (store first, then memory) and returns the entry.
     #[wasm_bindgen(unchecked_return_type = "Promise<MemoryEntry>")]
     pub fn add(&self, message: JsMessageInput) -> Promise {
-        let parsed: std::result::Result<NewMessage, JsValue> =
-            from_js(message.into(), "message", NewMessage::FIELDS);
-        let session = self.session.clone();
-        let llm = self.llm.clone();
-        promise(async move {
-            let (entry, due) = {
-                let mut s = session.lock().await;
-                let entry = s.add(parsed?).await.map_err(js_error)?;
-                (entry, s.compression_due())
-            };
-            // Compression runs in the background: `add` never waits on the model.
-            if let Some(state) = llm.filter(|l| l.auto_compress && due && !l.compressing.get()) {
-                state.compressing.set(true);
-                let s = state.clone();
-                state.spawn(async move {
-                    let out = compress::compress(&session, &s.governor).await;
-                    s.compressing.set(false);
-                    out.map(|_| ())
-                });
-            }
-            to_js(&entry)
-        })
+        let parsed = from_js::<NewMessage>(message.into(), "message", NewMessage::FIELDS);
+        let m = self.0.clone();
+        promise(async move { Ok(m.add(parsed?).await?) }, to_js)
     }
 
     /// Summarizes the old messages (map-reduce) now; resolves to the report,
     /// or null when there is nothing to compress. On failure nothing changes.
     #[wasm_bindgen(unchecked_return_type = "Promise<CompressReport | null>")]
     pub fn compress(&self) -> Promise {
-        let session = self.session.clone();
-        let llm = self.llm.clone();
-        promise(async move {
-            let llm = llm.ok_or_else(no_llm)?;
-            match compress::compress(&session, &llm.governor).await.map_err(js_error)? {
-                Some(report) => to_js_json(&report),
-                None => Ok(JsValue::NULL),
-            }
-        })
+        let m = self.0.clone();
+        promise(async move { Ok(m.compress().await?) }, to_js_json)
     }
 
     /// Session end: extracts long-term memories from the messages not yet
@@ -290,82 +272,62 @@ impl JsMemory {
         let signal = options
             .map(JsValue::from)
             .filter(|o| o.is_object())
-            .map(|o| js_sys::Reflect::get(&o, &"signal".into()).unwrap_or(JsValue::UNDEFINED))
-            .filter(|s| !s.is_undefined() && !s.is_null());
-        let (session, recall, lock_name, llm) =
-            (self.session.clone(), self.recall.clone(), self.lock_name.clone(), self.llm.clone());
-        promise(async move {
-            let llm = llm.ok_or_else(no_llm)?;
-            let work = run_end_session(&lock_name, &session, &recall, &llm.governor);
-            let report = match signal {
-                None => work.await,
-                Some(signal) => {
-                    futures::pin_mut!(work);
-                    let abort = aborted(signal);
-                    futures::pin_mut!(abort);
-                    match futures::future::select(work, abort).await {
-                        futures::future::Either::Left((out, _)) => out,
-                        futures::future::Either::Right(_) => {
-                            Err(Error::new(ErrorCode::Aborted, "endSession was aborted; the work stays owed"))
-                        }
+            .and_then(|o| js_sys::Reflect::get(&o, &"signal".into()).ok())
+            .and_then(optional);
+        let m = self.0.clone();
+        promise(
+            async move {
+                let work = m.end_session();
+                let Some(signal) = signal else { return Ok(work.await?) };
+                futures::pin_mut!(work);
+                let abort = aborted(signal);
+                futures::pin_mut!(abort);
+                match futures::future::select(work, abort).await {
+                    futures::future::Either::Left((out, _)) => Ok(out?),
+                    futures::future::Either::Right(_) => {
+                        Err(Error::new(ErrorCode::Aborted, "endSession was aborted; the work stays owed")
+                            .into())
                     }
                 }
-            };
-            to_js_json(&report.map_err(js_error)?)
-        })
+            },
+            to_js_json,
+        )
     }
 
     /// Resolves when background work (compression, resumed session ends)
     /// has settled: await it before a worker ends or a test checks results.
     #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
     pub fn idle(&self) -> Promise {
-        match &self.llm {
-            Some(llm) if llm.running.get() > 0 => {
-                Promise::new(&mut |resolve, _| llm.idle_waiters.borrow_mut().push(resolve))
-            }
-            _ => Promise::resolve(&JsValue::UNDEFINED),
-        }
+        let idle = self.0.idle();
+        future_to_promise(async move {
+            idle.await;
+            Ok(JsValue::UNDEFINED)
+        })
     }
 
     /// Model calls so far: calls, failures, retries, timeouts, tokens, per purpose.
     #[wasm_bindgen(js_name = llmStats, unchecked_return_type = "LlmStats | null")]
     pub fn llm_stats(&self) -> std::result::Result<JsValue, JsValue> {
-        match &self.llm {
-            Some(l) => to_js_json(&l.governor.stats()),
-            None => Ok(JsValue::NULL),
-        }
+        to_js_json(&self.0.llm_stats())
     }
 
     /// Session ends owed in this namespace (failed or interrupted work).
     #[wasm_bindgen(js_name = pendingWork, unchecked_return_type = "Promise<OutboxRecord[]>")]
     pub fn pending_work(&self) -> Promise {
-        let session = self.session.clone();
-        promise(async move {
-            let store = session.lock().await.store().clone();
-            to_js_json(&outbox::list(store.as_ref()).await.map_err(js_error)?)
-        })
+        let m = self.0.clone();
+        promise(async move { Ok(m.pending_work().await?) }, to_js_json)
     }
 
     /// The `messages` array for the next request, and where its tokens went.
     #[wasm_bindgen(js_name = buildContext, unchecked_return_type = "Promise<BuiltContext>")]
     pub fn build_context(&self, request: Option<JsContextRequest>) -> Promise {
-        let parsed = match request {
-            Some(r) if !r.is_undefined() && !r.is_null() => parse_context_request(r.into()),
-            _ => Ok(ContextRequest::default()),
+        let parsed = match request.map(JsValue::from).and_then(optional) {
+            Some(r) => parse_context_request(r),
+            None => Ok(ContextRequest::default()),
         };
-        let session = self.session.clone();
-        let long_term = self.long_term.clone();
-        let recall = self.recall.clone();
-        promise(async move {
-            let request = parsed?;
-            let session = session.lock().await;
-            let recall = recall.lock().await;
-            let built_in = RecallSource { recall: &recall, tokenizer: session.tokenizer().as_ref() };
-            let source: &dyn LongTermSource = match long_term.as_deref() {
-                Some(hook) => hook,
-                None => &built_in,
-            };
-            let ctx = session.build_context(&request, Some(source)).await.map_err(js_error)?;
+        let m = self.0.clone();
+        future_to_promise(async move {
+            let ctx = m.build_context(parsed?).await?;
             let out = js_sys::Object::new();
             js_sys::Reflect::set(&out, &"messages".into(), &to_js_json(&ctx.messages)?)?;
             js_sys::Reflect::set(&out, &"report".into(), &to_js(&ctx.report)?)?;
@@ -375,93 +337,89 @@ impl JsMemory {
 
     /// Working-memory usage: tokens, ratio, pending compression.
     pub fn usage(&self) -> std::result::Result<JsSessionUsage, JsValue> {
-        let s = self.session.try_lock().ok_or_else(busy)?;
-        Ok(to_js(&s.usage())?.unchecked_into())
+        Ok(to_js(&self.0.usage()?)?.unchecked_into())
     }
 
     /// LLM token usage recorded so far, as one line of text.
     #[wasm_bindgen(js_name = usageReport)]
     pub fn usage_report(&self) -> std::result::Result<String, JsValue> {
-        Ok(self.session.try_lock().ok_or_else(busy)?.budget().usage_report())
+        Ok(self.0.with_session(|s| s.budget().usage_report())?)
     }
 
     /// LLM token usage recorded so far, structured.
     #[wasm_bindgen(js_name = llmUsage)]
     pub fn llm_usage(&self) -> std::result::Result<JsUsageReport, JsValue> {
-        Ok(to_js(&self.session.try_lock().ok_or_else(busy)?.budget().report())?.unchecked_into())
+        Ok(to_js(&self.0.with_session(|s| s.budget().report())?)?.unchecked_into())
     }
 
     /// Records the tokens of an LLM call made outside the library.
     #[wasm_bindgen(js_name = recordUsage)]
     pub fn record_usage(
         &self,
-        input_tokens: JsValue,
-        output_tokens: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "number")] input_tokens: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "number")] output_tokens: JsValue,
     ) -> std::result::Result<(), JsValue> {
         let input = js_count(&input_tokens, "inputTokens")?;
         let output = js_count(&output_tokens, "outputTokens")?;
-        self.session.try_lock().ok_or_else(busy)?.budget_mut().record_usage(input, output);
-        Ok(())
+        Ok(self.0.with_session(|s| s.budget_mut().record_usage(input, output))?)
     }
 
     /// Messages evicted from the window that wait for a summary.
     #[wasm_bindgen(js_name = pendingCompression, unchecked_return_type = "MemoryEntry[]")]
     pub fn pending_compression(&self) -> std::result::Result<JsValue, JsValue> {
-        to_js_json(&self.session.try_lock().ok_or_else(busy)?.pending_compression())
+        to_js_json(&self.0.with_session(|s| s.pending_compression())?)
     }
 
     /// The live messages, oldest first.
     #[wasm_bindgen(unchecked_return_type = "MemoryEntry[]")]
     pub fn messages(&self) -> std::result::Result<JsValue, JsValue> {
-        to_js_json(&self.session.try_lock().ok_or_else(busy)?.messages())
+        to_js_json(&self.0.with_session(|s| s.messages())?)
     }
 
     /// Every stored message of the session, oldest first.
     #[wasm_bindgen(js_name = sessionHistory, unchecked_return_type = "Promise<MemoryEntry[]>")]
     pub fn session_history(&self) -> Promise {
-        let session = self.session.clone();
-        promise(async move { to_js_json(&session.lock().await.history().await.map_err(js_error)?) })
+        let m = self.0.clone();
+        promise(async move { Ok(m.session_history().await?) }, to_js_json)
     }
 
     /// Commits a summary that replaces the pending messages up to `throughId`.
     #[wasm_bindgen(js_name = commitSummary, unchecked_return_type = "Promise<MemoryEntry>")]
-    pub fn commit_summary(&self, content: JsValue, through_id: JsValue) -> Promise {
+    pub fn commit_summary(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] content: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string")] through_id: JsValue,
+    ) -> Promise {
         let args = js_string(&content, "content").and_then(|c| Ok((c, js_string(&through_id, "throughId")?)));
-        let session = self.session.clone();
-        promise(async move {
-            let (content, through) = args?;
-            let summary = session.lock().await.commit_summary(content, &through).await.map_err(js_error)?;
-            to_js(&summary)
-        })
+        let m = self.0.clone();
+        promise(
+            async move {
+                let (content, through) = args?;
+                Ok(m.commit_summary(content, &through).await?)
+            },
+            to_js,
+        )
     }
 
     /// Counts with another tokenizer from now on (e.g. once a pack loaded).
     #[wasm_bindgen(js_name = setTokenizer)]
     pub fn set_tokenizer(&self, tokenizer: &JsTokenizer) -> std::result::Result<(), JsValue> {
-        self.session.try_lock().ok_or_else(busy)?.set_tokenizer(tokenizer.0.clone());
-        Ok(())
+        Ok(self.0.set_tokenizer(tokenizer.0.clone())?)
     }
 
     #[wasm_bindgen(getter, js_name = sessionId)]
     pub fn session_id(&self) -> std::result::Result<String, JsValue> {
-        Ok(self.session.try_lock().ok_or_else(busy)?.id().to_string())
+        Ok(self.0.with_session(|s| s.id().to_string())?)
     }
-}
 
-#[wasm_bindgen(js_class = Memory)]
-impl JsMemory {
     /// Stores a long-term memory (default scope "user", kind "fact") unless
-    /// one already says it; a fuller version supersedes what it contains.
+    /// one already says it; a fuller version, or one with a changed number,
+    /// date, name or polarity, supersedes the old (kept in `history`).
     #[wasm_bindgen(unchecked_return_type = "Promise<Remembered>")]
     pub fn remember(&self, memory: JsEntryInput) -> Promise {
-        let parsed: std::result::Result<EntryInput, JsValue> =
-            from_js(memory.into(), "memory", EntryInput::FIELDS);
-        self.with_recall(move |recall| {
-            Box::pin(async move {
-                let entry = parsed?.into_entry(crate::wasm::now_ms(), Scope::User).map_err(js_error)?;
-                to_js_json(&recall.remember(entry).await.map_err(js_error)?)
-            })
-        })
+        let entry = parse_entry(memory.into());
+        let m = self.0.clone();
+        promise(async move { Ok(m.remember(entry?).await?) }, to_js_json)
     }
 
     /// Remembers many memories in one store transaction, each deduplicated
@@ -472,192 +430,143 @@ impl JsMemory {
         &self,
         #[wasm_bindgen(unchecked_param_type = "EntryInput[]")] memories: JsValue,
     ) -> Promise {
-        let parsed: std::result::Result<Vec<EntryInput>, JsValue> = if js_sys::Array::is_array(&memories) {
-            js_sys::Array::from(&memories).iter().map(|m| from_js(m, "memory", EntryInput::FIELDS)).collect()
+        let entries: std::result::Result<Vec<_>, JsValue> = if js_sys::Array::is_array(&memories) {
+            js_sys::Array::from(&memories).iter().map(parse_entry).collect()
         } else {
-            Err(js_error(Error::invalid("rememberMany takes an array of memories")))
+            Err(Error::invalid("rememberMany takes an array of memories").into())
         };
-        self.with_recall(move |recall| {
-            Box::pin(async move {
-                let now = crate::wasm::now_ms();
-                let entries = parsed?
-                    .into_iter()
-                    .map(|m| m.into_entry(now, Scope::User))
-                    .collect::<Result<Vec<_>>>()
-                    .map_err(js_error)?;
-                to_js_json(&recall.remember_many(entries).await.map_err(js_error)?)
-            })
-        })
+        let m = self.0.clone();
+        promise(async move { Ok(m.remember_many(entries?).await?) }, to_js_json)
     }
 
     /// Stores `memory` and expires the memories `replaces` in its favour
     /// (written first, expired after: a failure leaves both, never neither).
     #[wasm_bindgen(unchecked_return_type = "Promise<MemoryEntry>")]
-    pub fn supersede(&self, memory: JsEntryInput, replaces: Vec<String>) -> Promise {
-        let parsed: std::result::Result<EntryInput, JsValue> =
-            from_js(memory.into(), "memory", EntryInput::FIELDS);
-        self.with_recall(move |recall| {
-            Box::pin(async move {
-                let entry = parsed?.into_entry(crate::wasm::now_ms(), Scope::User).map_err(js_error)?;
-                to_js_json(&recall.supersede(entry, &replaces).await.map_err(js_error)?)
-            })
-        })
+    pub fn supersede(
+        &self,
+        memory: JsEntryInput,
+        #[wasm_bindgen(unchecked_param_type = "string[]")] replaces: JsValue,
+    ) -> Promise {
+        let args = parse_entry(memory.into()).and_then(|e| Ok((e, js_strings(&replaces, "replaces")?)));
+        let m = self.0.clone();
+        promise(
+            async move {
+                let (entry, replaces) = args?;
+                Ok(m.supersede(entry, &replaces).await?)
+            },
+            to_js_json,
+        )
     }
 
     /// Long-term memories for a query, best first, with `explain`.
     #[wasm_bindgen(unchecked_return_type = "Promise<Hit[]>")]
-    pub fn search(&self, query: JsValue, options: Option<JsSearchOptions>) -> Promise {
+    pub fn search(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] query: JsValue,
+        options: Option<JsSearchOptions>,
+    ) -> Promise {
         let args = js_string(&query, "query")
             .and_then(|q| Ok((q, parse_search_options(options.map_or(JsValue::UNDEFINED, Into::into))?)));
-        let recall = self.recall.clone();
-        promise(async move {
-            let (query, (opts, _vector)) = args?;
-            let recall = recall.lock().await;
-            to_js_json(&recall.search(&query, &opts).map_err(js_error)?)
-        })
+        let m = self.0.clone();
+        promise(
+            async move {
+                let (query, (opts, _vector)) = args?;
+                Ok(m.search(&query, &opts).await?)
+            },
+            to_js_json,
+        )
     }
 
     /// The valid long-term memories, oldest first.
     #[wasm_bindgen(unchecked_return_type = "Promise<MemoryEntry[]>")]
     pub fn memories(&self) -> Promise {
-        let recall = self.recall.clone();
-        promise(async move { to_js_json(&recall.lock().await.memories()) })
+        let m = self.0.clone();
+        promise(async move { Ok(m.memories().await?) }, to_js_json)
     }
 
     /// Every version of a memory (superseded ones too), oldest first.
     #[wasm_bindgen(unchecked_return_type = "Promise<MemoryEntry[]>")]
-    pub fn history(&self, id: JsValue) -> Promise {
+    pub fn history(&self, #[wasm_bindgen(unchecked_param_type = "string")] id: JsValue) -> Promise {
         let id = js_string(&id, "id");
-        let recall = self.recall.clone();
-        promise(async move { to_js_json(&recall.lock().await.history(&id?)) })
+        let m = self.0.clone();
+        promise(async move { Ok(m.history(&id?).await?) }, to_js_json)
     }
 
     /// Restores what memory `id` superseded, and expires `id`.
     #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
-    pub fn undo(&self, id: JsValue) -> Promise {
+    pub fn undo(&self, #[wasm_bindgen(unchecked_param_type = "string")] id: JsValue) -> Promise {
         let id = js_string(&id, "id");
-        self.with_recall(move |recall| {
-            Box::pin(async move {
-                recall.undo(&id?).await.map_err(js_error)?;
-                Ok(JsValue::UNDEFINED)
-            })
-        })
+        let m = self.0.clone();
+        promise(async move { Ok(m.undo(&id?).await?) }, undefined)
     }
 
     /// Hard-deletes one long-term memory; resolves to whether it existed.
     #[wasm_bindgen(unchecked_return_type = "Promise<boolean>")]
-    pub fn forget(&self, id: JsValue) -> Promise {
+    pub fn forget(&self, #[wasm_bindgen(unchecked_param_type = "string")] id: JsValue) -> Promise {
         let id = js_string(&id, "id");
-        self.with_recall(move |recall| {
-            Box::pin(async move { Ok(JsValue::from_bool(recall.forget(&id?).await.map_err(js_error)?)) })
-        })
+        let m = self.0.clone();
+        promise(async move { Ok(m.forget(&id?).await?) }, |b| Ok(JsValue::from_bool(*b)))
     }
 
     /// Hard-deletes every long-term memory of a scope; resolves to the count.
     #[wasm_bindgen(js_name = forgetScope, unchecked_return_type = "Promise<number>")]
-    pub fn forget_scope(&self, scope: JsValue) -> Promise {
-        let scope = js_string(&scope, "scope").and_then(|s| s.parse::<Scope>().map_err(js_error));
-        self.with_recall(move |recall| {
-            Box::pin(async move { Ok(JsValue::from(recall.forget_scope(&scope?).await.map_err(js_error)?)) })
-        })
+    pub fn forget_scope(&self, #[wasm_bindgen(unchecked_param_type = "Scope")] scope: JsValue) -> Promise {
+        let scope = js_string(&scope, "scope").and_then(|s| Ok(s.parse::<Scope>()?));
+        let m = self.0.clone();
+        promise(async move { Ok(m.forget_scope(&scope?).await?) }, |n| Ok(JsValue::from(*n)))
     }
 
     /// Hard-deletes the namespace's long-term memory and processed hashes.
     #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
     pub fn purge(&self) -> Promise {
-        self.with_recall(|recall| {
-            Box::pin(async move {
-                recall.purge().await.map_err(js_error)?;
-                Ok(JsValue::UNDEFINED)
-            })
-        })
+        let m = self.0.clone();
+        promise(async move { Ok(m.purge().await?) }, undefined)
     }
 
     /// The namespace's long-term memory as one versioned JSON document.
     #[wasm_bindgen(js_name = exportMemories, unchecked_return_type = "Promise<ExportDocument>")]
     pub fn export_memories(&self) -> Promise {
-        let recall = self.recall.clone();
-        promise(async move { to_js_json(&recall.lock().await.export()) })
+        let m = self.0.clone();
+        promise(async move { Ok(m.export().await?) }, to_js_json)
     }
 
     /// Imports an export document; importing it twice changes nothing.
     #[wasm_bindgen(js_name = importMemories, unchecked_return_type = "Promise<ImportReport>")]
-    pub fn import_memories(&self, document: JsValue) -> Promise {
-        let doc = js_sys::JSON::stringify(&document)
-            .map(String::from)
-            .map_err(|_| js_error(Error::invalid("the export document must be JSON-serializable")))
-            .and_then(|json| {
-                serde_json::from_str::<ExportDocument>(&json)
-                    .map_err(|e| js_error(Error::invalid(format!("invalid export document: {e}"))))
-            });
-        self.with_recall(move |recall| {
-            Box::pin(async move { to_js_json(&recall.import(doc?).await.map_err(js_error)?) })
-        })
+    pub fn import_memories(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "ExportDocument")] document: JsValue,
+    ) -> Promise {
+        let doc = super::json_of(&document, "the export document").and_then(|json| {
+            serde_json::from_str::<ExportDocument>(&json)
+                .map_err(|e| Error::invalid(format!("invalid export document: {e}")).into())
+        });
+        let m = self.0.clone();
+        promise(async move { Ok(m.import(doc?).await?) }, to_js_json)
     }
 
-    /// Long-term counts by kind, scope, agent and day; storage size; searches per day and scope.
+    /// Long-term counts by kind, scope, agent and day; storage size; searches
+    /// per day and scope; the records skipped as damaged.
     #[wasm_bindgen(unchecked_return_type = "Promise<MemoryStats>")]
     pub fn stats(&self) -> Promise {
-        let recall = self.recall.clone();
-        promise(async move { to_js_json(&recall.lock().await.stats()) })
-    }
-}
-
-impl JsMemory {
-    /// Runs a long-term write under the cross-tab lock. Each write catches
-    /// up with what other tabs wrote first (one generation read).
-    fn with_recall<F>(&self, work: F) -> Promise
-    where
-        F: for<'a> FnOnce(
-                &'a mut Recall,
-            ) -> std::pin::Pin<
-                Box<dyn std::future::Future<Output = std::result::Result<JsValue, JsValue>> + 'a>,
-            > + 'static,
-    {
-        let recall = self.recall.clone();
-        let lock_name = self.lock_name.clone();
-        promise(async move {
-            let mut out: std::result::Result<JsValue, JsValue> = Ok(JsValue::UNDEFINED);
-            // The Web Lock first, then the mutex: the order session end takes them too.
-            with_lock(&lock_name, async {
-                let mut recall = recall.lock().await;
-                out = work(&mut recall).await;
-                Ok(())
-            })
-            .await
-            .map_err(js_error)?;
-            out
-        })
+        let m = self.0.clone();
+        promise(async move { Ok(m.stats().await?) }, to_js_json)
     }
 }
 
 /// A context request; `tools` is counted as the JSON the provider will get.
 fn parse_context_request(value: JsValue) -> std::result::Result<ContextRequest, JsValue> {
-    let tools = js_sys::Reflect::get(&value, &"tools".into()).unwrap_or(JsValue::UNDEFINED);
+    if !value.is_object() {
+        return Err(Error::invalid("context request must be an object").into());
+    }
+    let tools = js_sys::Reflect::get(&value, &"tools".into())?;
     let mut request: ContextRequest = from_js(value, "context request", ContextRequest::FIELDS)?;
-    if !tools.is_undefined() && !tools.is_null() {
+    if let Some(tools) = optional(tools) {
         if !js_sys::Array::is_array(&tools) {
-            return Err(js_error(Error::invalid("tools must be an array of tool definitions")));
+            return Err(Error::invalid("tools must be an array of tool definitions").into());
         }
-        request.tools_json = Some(
-            js_sys::JSON::stringify(&tools)
-                .map(String::from)
-                .map_err(|_| js_error(Error::invalid("tools must be JSON-serializable")))?,
-        );
+        request.tools_json = Some(super::json_of(&tools, "tools")?);
     }
     Ok(request)
-}
-
-fn no_llm() -> JsValue {
-    js_error(Error::invalid("this memory has no llm: pass `llm` to Memory.open"))
-}
-
-/// Synchronous calls made while an async one holds the session.
-fn busy() -> JsValue {
-    js_error(Error::new(
-        crate::error::ErrorCode::InvalidInput,
-        "the memory is busy with an async call; await it first",
-    ))
 }
 
 /// Runs the store conformance suite against a storage adapter: the way to
@@ -665,10 +574,10 @@ fn busy() -> JsValue {
 /// empty) the namespace given.
 #[wasm_bindgen(js_name = checkStorageAdapter, unchecked_return_type = "Promise<void>")]
 pub fn check_storage_adapter(adapter: JsValue, namespace: JsValue) -> Promise {
-    promise(async move {
+    future_to_promise(async move {
         let ns = js_string(&namespace, "namespace")?;
-        let store = JsStore::new(adapter, &ns).map_err(js_error)?;
-        crate::store::conformance::run(&store).await.map_err(js_error)?;
+        let store = JsStore::new(adapter, &ns, STORAGE_TIMEOUT_MS)?;
+        crate::store::conformance::run(&store).await?;
         Ok(JsValue::UNDEFINED)
     })
 }

@@ -28,6 +28,37 @@ pub(crate) fn js_error(e: Error) -> JsValue {
     err.into()
 }
 
+impl From<Error> for JsValue {
+    fn from(e: Error) -> JsValue {
+        js_error(e)
+    }
+}
+
+/// Rejects keys of `value` outside `fields`: a misspelt option (`maxTokenz`)
+/// is an error that lists what is accepted, not a silently ignored key.
+pub(crate) fn check_fields(value: &JsValue, what: &str, fields: &[&str]) -> Result<(), JsValue> {
+    for key in js_sys::Object::keys(value.unchecked_ref::<js_sys::Object>()).iter() {
+        let key = key.as_string().unwrap_or_default();
+        if !fields.contains(&key.as_str()) {
+            return Err(js_error(Error::invalid(format!(
+                "unknown {what} {key:?}; expected one of: {}",
+                fields.join(", ")
+            ))));
+        }
+    }
+    Ok(())
+}
+
+/// `JSON.stringify` of an object or array, as a typed error for anything
+/// else (`JSON.stringify(undefined)` is not a string).
+pub(crate) fn json_of(value: &JsValue, what: &str) -> Result<String, JsValue> {
+    let invalid = || js_error(Error::invalid(format!("{what} must be a JSON-serializable object")));
+    if !value.is_object() {
+        return Err(invalid());
+    }
+    js_sys::JSON::stringify(value).ok().and_then(|s| s.as_string()).ok_or_else(invalid)
+}
+
 /// Converts a JS options object into a core type, naming what was expected.
 /// `fields` lists the keys it may have: a misspelt option (`maxTokenz`) is
 /// an error, not a silently ignored key.
@@ -39,15 +70,7 @@ pub(crate) fn from_js<T: serde::de::DeserializeOwned>(
     if !value.is_object() || js_sys::Array::is_array(&value) {
         return Err(js_error(Error::invalid(format!("{what} must be an object"))));
     }
-    for key in js_sys::Object::keys(value.unchecked_ref::<js_sys::Object>()).iter() {
-        let key = key.as_string().unwrap_or_default();
-        if !fields.contains(&key.as_str()) {
-            return Err(js_error(Error::invalid(format!(
-                "unknown {what} field {key:?}; expected one of: {}",
-                fields.join(", ")
-            ))));
-        }
-    }
+    check_fields(&value, &format!("{what} field"), fields)?;
     serde_wasm_bindgen::from_value(value)
         .map_err(|e| js_error(Error::new(ErrorCode::InvalidInput, format!("invalid {what}: {e}"))))
 }
@@ -120,7 +143,7 @@ pub(crate) fn now_ms() -> i64 {
 /// The `Clock` port on `Date.now()`.
 pub(crate) struct JsClock;
 
-impl crate::clock::Clock for JsClock {
+impl crate::ports::clock::Clock for JsClock {
     fn now_ms(&self) -> i64 {
         now_ms()
     }
@@ -132,13 +155,13 @@ impl crate::clock::Clock for JsClock {
 
 /// A `setTimeout` as a future. Dropping it clears the timer: a timeout that
 /// lost its race must not keep Node or a worker alive until it fires.
-struct Sleep {
+pub(crate) struct Sleep {
     handle: JsValue,
     done: wasm_bindgen_futures::JsFuture,
 }
 
 impl Sleep {
-    fn new(ms: u32) -> Sleep {
+    pub(crate) fn new(ms: u32) -> Sleep {
         let global = js_sys::global();
         let mut handle = JsValue::UNDEFINED;
         let promise = js_sys::Promise::new(&mut |resolve, _| {

@@ -8,7 +8,8 @@ const TS_TYPES: &'static str = r#"
 /** Stable codes carried by every error the library throws (`err.code`). */
 export type ErrorCode =
   | "INVALID_INPUT" | "NOT_FOUND" | "STORAGE" | "QUOTA_EXCEEDED" | "TOKENIZER_PACK"
-  | "LLM" | "TIMEOUT" | "ABORTED" | "LIMIT_EXCEEDED";
+  | "LLM" | "TIMEOUT" | "ABORTED" | "LIMIT_EXCEEDED" | "STORAGE_TIMEOUT" | "BUSY" | "BLOCKED"
+  | "FREED";
 
 /** Errors thrown by agent-memory: `name` is "AgentMemoryError". */
 export interface AgentMemoryError extends Error { code: ErrorCode; }

@@ -62,7 +62,7 @@ test("forget, forgetScope and purge are hard deletes; agent scopes stay apart", 
   assert.equal(await m.forgetScope("agent:other"), 1);
   assert.equal((await m.memories()).length, 1);
   await m.purge();
-  assert.deepEqual(keys(adapter, "n/lt/"), [], "nothing long-term left in the raw store");
+  assert.deepEqual(keys(adapter, "n/lt/"), ["n/lt/meta/generation"], "nothing long-term but the generation left");
   await assert.rejects(m.forgetScope("team"), (e) => e.code === "INVALID_INPUT");
 });
 

@@ -27,7 +27,9 @@ test("messages persist through the adapter and a new Memory restores them", asyn
   const first = await m.add({ role: "user", content: "I prefer Rust for systems code." });
   await m.add({ role: "assistant", content: "Noted: Rust it is." });
   assert.equal(first.role, "user");
-  assert.ok([...adapter.map.keys()].every((k) => k.startsWith("alice/session/chat-1/msg/")));
+  const keys = [...adapter.map.keys()];
+  assert.equal(keys.filter((k) => k.startsWith("alice/session/chat-1/msg/")).length, 2);
+  assert.ok(keys.every((k) => /^alice\/session\/chat-1\/(msg|writer)\//.test(k)), keys.join());
   const again = await am.Memory.open({ namespace: "alice", sessionId: "chat-1", store: adapter });
   assert.deepEqual(again.messages(), m.messages());
   assert.equal(again.messages()[0].timestamp, first.timestamp);

@@ -3,9 +3,9 @@ use std::rc::Rc;
 use futures::executor::block_on;
 
 use super::*;
-use crate::clock::ManualClock;
 use crate::llm::governor::LlmOptions;
 use crate::llm::testing::{Reply, ScriptedLlm};
+use crate::ports::clock::ManualClock;
 use crate::recall::RecallOptions;
 use crate::session::{NewMessage, SessionOptions};
 use crate::store::{MemoryStore, Store};
@@ -44,13 +44,17 @@ fn add_turns(f: &Fixture, turns: &[(&str, &str)]) {
     }
 }
 
+fn test_lock() -> NamedLock {
+    NamedLock::new(Rc::new(crate::ports::lock::LocalLocks::default()), "test")
+}
+
 fn governor(f: &Fixture, llm: &Rc<ScriptedLlm>) -> Governor {
     let options = LlmOptions { max_retries: 0, ..LlmOptions::default() };
     Governor::new(llm.clone(), f.clock.clone(), options).unwrap()
 }
 
 fn end(f: &Fixture, g: &Governor) -> EndSessionReport {
-    block_on(end_session(&f.session, &f.recall, g, &EndSessionOptions::default())).unwrap()
+    block_on(end_session(&f.session, &f.recall, g, &test_lock(), &EndSessionOptions::default())).unwrap()
 }
 
 fn contents(f: &Fixture) -> Vec<String> {
@@ -190,7 +194,7 @@ fn the_summary_is_refreshed_after_twenty_messages_and_a_failure_stays_in_the_out
     let r = end(&f, &g);
     assert!(!r.complete && !r.summary_updated);
     assert!(r.errors[0].starts_with("summary: LLM: HTTP 503"));
-    let record = block_on(outbox::get(f.store.as_ref(), "s1")).unwrap().unwrap();
+    let record = block_on(outbox::get(f.store.as_ref(), "s1", &DamageLog::default())).unwrap().unwrap();
     assert_eq!(record.attempts, 1);
     assert!(record.last_error.is_some());
 
@@ -199,7 +203,7 @@ fn the_summary_is_refreshed_after_twenty_messages_and_a_failure_stays_in_the_out
     let r = end(&f, &g);
     assert!(r.complete && r.summary_updated);
     assert_eq!((r.new_messages, r.llm_calls), (0, 1));
-    assert!(block_on(outbox::get(f.store.as_ref(), "s1")).unwrap().is_none());
+    assert!(block_on(outbox::get(f.store.as_ref(), "s1", &DamageLog::default())).unwrap().is_none());
     assert_eq!(block_on(f.session.lock()).summary().unwrap().content, "The user asked ten questions.");
     // Covered now: a third run makes no call at all.
     assert_eq!(end(&f, &g).llm_calls, 0);
@@ -245,11 +249,12 @@ fn processed_marks_are_written_only_after_the_memories() {
         Mutex::new(block_on(Recall::open(store.clone(), clock.clone(), RecallOptions::default())).unwrap());
     let llm = Rc::new(ScriptedLlm::new([Reply::text(r#"["User prefers tea"]"#)]));
     let g = Governor::new(llm, clock, LlmOptions::default()).unwrap();
-    let e = block_on(end_session(&session, &recall, &g, &EndSessionOptions::default())).unwrap_err();
+    let e = block_on(end_session(&session, &recall, &g, &test_lock(), &EndSessionOptions::default()))
+        .unwrap_err();
     assert_eq!(e.code, ErrorCode::Storage);
     // The memory is stored and the work is still owed.
     assert_eq!(block_on(recall.lock()).memories().len(), 1);
-    assert!(block_on(outbox::get(store.as_ref(), "s1")).unwrap().is_some());
+    assert!(block_on(outbox::get(store.as_ref(), "s1", &DamageLog::default())).unwrap().is_some());
 }
 
 #[test]

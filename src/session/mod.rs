@@ -4,25 +4,35 @@
 //! store restores the same session.
 //!
 //! Store layout, per session id `S` (keys sort in message order):
-//! `session/S/msg/<seq, 16 hex digits>` → the entry as JSON.
+//! `session/S/msg/<position>` → the entry as JSON (positions: [`position`]);
+//! `session/S/summary` → the summary, with the position it covers through;
+//! `session/S/writer/<writer>` → how many writes that writer made, so that
+//! an instance notices another's messages and summaries with one small
+//! `list` and reloads only then ([`Session::sync`]).
+//!
+//! A record that does not parse is skipped and reported to the
+//! [`DamageLog`]; the rest of the session stays usable.
 //!
 //! A sub-agent's session id is `agent:<parent>`: its chat messages (user
 //! messages and assistant replies without tool calls) are written into the
 //! parent session; its tool traffic and system messages stay in its own
 //! working memory only, so they never clutter the parent's history.
 
+pub mod position;
+
+use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use serde::{Deserialize, Serialize};
 
 use crate::budget::{BudgetOptions, TokenBudget};
-use crate::clock::Clock;
 use crate::context::{self, Context};
-use crate::conversation::{ConversationLimits, ConversationMemory};
+use crate::conversation::{ConversationLimits, ConversationMemory, Seq};
 use crate::entry::{new_id, Kind, MemoryEntry, Role, Scope, TokenCounts, ToolCall};
 use crate::error::{Error, Result};
+use crate::ports::clock::Clock;
 use crate::ports::LocalBoxFuture;
-use crate::store::Store;
+use crate::store::{damage, DamageLog, Store};
 use crate::tokens::Tokenizer;
 use crate::window::Item;
 
@@ -104,6 +114,25 @@ pub trait LongTermSource {
     fn block<'a>(&'a self, query: &'a str, budget_tokens: u32) -> LocalBoxFuture<'a, Result<String>>;
 }
 
+/// What a summary commit did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SummaryCommit {
+    /// The new summary is stored.
+    Written(MemoryEntry),
+    /// The stored summary already covered as much or more (another
+    /// instance committed meanwhile): it stays, and this is it.
+    Kept(MemoryEntry),
+}
+
+impl SummaryCommit {
+    /// The summary in force after the commit.
+    pub fn entry(&self) -> &MemoryEntry {
+        match self {
+            SummaryCommit::Written(e) | SummaryCommit::Kept(e) => e,
+        }
+    }
+}
+
 /// Working-memory usage, for `usage()`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -129,8 +158,13 @@ pub struct Session {
     options: SessionOptions,
     budget: TokenBudget,
     memory: ConversationMemory,
-    next_seq: u64,
+    positions: position::PositionClock,
+    /// Writes this instance made (its `writer` record).
+    writes: u64,
+    /// Every writer's record as last read: a change means reload.
+    writers_seen: BTreeMap<String, String>,
     summary: Option<MemoryEntry>,
+    damage: Rc<DamageLog>,
 }
 
 fn msg_prefix(storage_id: &str) -> String {
@@ -141,17 +175,31 @@ fn summary_key(storage_id: &str) -> String {
     format!("session/{storage_id}/summary")
 }
 
-const COVERS_THROUGH: &str = "coversThroughSeq";
+/// Writer records kept before an open clears them.
+const MAX_WRITER_RECORDS: usize = 64;
 
-fn parse_message_row(key: &str, value: &str) -> Result<(u64, MemoryEntry)> {
-    let seq = key
-        .rsplit('/')
-        .next()
-        .and_then(|s| u64::from_str_radix(s, 16).ok())
-        .ok_or_else(|| Error::storage(format!("malformed message key {key:?}")))?;
-    let entry =
-        serde_json::from_str(value).map_err(|e| Error::storage(format!("malformed message {key:?}: {e}")))?;
-    Ok((seq, entry))
+fn writer_prefix(storage_id: &str) -> String {
+    format!("session/{storage_id}/writer/")
+}
+
+/// Metadata of a summary: the position of the last message it covers.
+const COVERS_THROUGH: &str = "coversThrough";
+/// The same, as sessions before writer positions stored it (a decimal counter).
+const COVERS_THROUGH_LEGACY: &str = "coversThroughSeq";
+
+fn covers_through(summary: &MemoryEntry) -> Option<Seq> {
+    match summary.metadata.get(COVERS_THROUGH) {
+        Some(p) => position::decode(p),
+        None => summary.metadata.get(COVERS_THROUGH_LEGACY)?.parse().ok().map(|n| position::make(n, 0)),
+    }
+}
+
+fn message_row(key: &str, value: &str, damage: &DamageLog) -> Option<(Seq, MemoryEntry)> {
+    let Some(seq) = key.rsplit('/').next().and_then(position::decode) else {
+        damage.report(key, "not a message position");
+        return None;
+    };
+    Some((seq, damage::parse(damage, key, value)?))
 }
 
 fn validate_session_id(id: &str) -> Result<()> {
@@ -173,6 +221,18 @@ impl Session {
         clock: Rc<dyn Clock>,
         options: SessionOptions,
     ) -> Result<Session> {
+        Self::open_with(id, store, tokenizer, clock, options, Rc::default()).await
+    }
+
+    /// [`Session::open`], reporting damaged records to `damage`.
+    pub async fn open_with(
+        id: &str,
+        store: Rc<dyn Store>,
+        tokenizer: Rc<dyn Tokenizer>,
+        clock: Rc<dyn Clock>,
+        options: SessionOptions,
+        damage: Rc<DamageLog>,
+    ) -> Result<Session> {
         validate_session_id(id)?;
         let budget = TokenBudget::new(options.budget)?;
         let max_tokens = options.max_tokens.unwrap_or(budget.available_for_conversation());
@@ -183,8 +243,10 @@ impl Session {
             max_tokens,
             max_messages: options.max_cached_messages,
             retain_recent_rounds: options.retain_recent_rounds,
+            max_pending: None,
         });
         let storage_id = id.strip_prefix("agent:").unwrap_or(id).to_string();
+        let writer = position::new_writer_id(clock.now_ms());
         let mut s = Session {
             id: id.to_string(),
             storage_id,
@@ -194,35 +256,82 @@ impl Session {
             options,
             budget,
             memory,
-            next_seq: 0,
+            positions: position::PositionClock::new(writer),
+            writes: 0,
+            writers_seen: BTreeMap::new(),
             summary: None,
+            damage,
         };
+        s.writers_seen = s.store.list(&writer_prefix(&s.storage_id)).await?.into_iter().collect();
+        // Every instance that ever wrote left a record. Deleting records is
+        // safe at any time (a writer still active rewrites its own with its
+        // next write, which reads as a change), so they are kept few.
+        if s.writers_seen.len() > MAX_WRITER_RECORDS {
+            s.store.delete_many(std::mem::take(&mut s.writers_seen).into_keys().collect()).await?;
+        }
         s.reload().await?;
         Ok(s)
     }
 
+    /// Rebuilds the window from the store: its messages, and the messages
+    /// of this instance that are not stored (a sub-agent's tool traffic), in
+    /// position order, then the summary.
     async fn reload(&mut self) -> Result<()> {
-        if let Some(json) = self.store.get(&summary_key(&self.storage_id)).await? {
-            let summary: MemoryEntry = serde_json::from_str(&json)
-                .map_err(|e| Error::storage(format!("malformed session summary: {e}")))?;
-            self.summary = Some(summary);
-        }
+        let summary = self.read_summary().await?;
         let rows = self.store.list(&msg_prefix(&self.storage_id)).await?;
-        for (key, value) in rows {
-            let (seq, entry) = parse_message_row(&key, &value)?;
-            self.memory.push(self.tokenizer.as_ref(), entry, seq);
-            self.next_seq = seq + 1;
+        let mut messages: BTreeMap<Seq, MemoryEntry> =
+            rows.iter().filter_map(|(k, v)| message_row(k, v, &self.damage)).collect();
+        for l in self.memory.pending().iter().chain(self.memory.live()) {
+            messages.entry(l.seq).or_insert_with(|| l.entry.clone());
         }
+        let mut memory = ConversationMemory::new(self.memory.limits());
+        for (seq, entry) in messages {
+            self.positions.observe(seq);
+            memory.push(self.tokenizer.as_ref(), entry, seq);
+        }
+        self.memory = memory;
+        self.summary = summary;
         if let Some(through) = self.summary_covers_through() {
             self.memory.summarized_through(through);
         }
         Ok(())
     }
 
+    async fn read_summary(&self) -> Result<Option<MemoryEntry>> {
+        let key = summary_key(&self.storage_id);
+        Ok(self.store.get(&key).await?.and_then(|json| damage::parse(&self.damage, &key, &json)))
+    }
+
+    /// Catches up with other writers of this session (tabs, workers, a
+    /// parent or sub-agent): one `list` of the writer records, and a reload
+    /// only when one changed. Says whether it reloaded.
+    pub async fn sync(&mut self) -> Result<bool> {
+        let writers: BTreeMap<String, String> =
+            self.store.list(&writer_prefix(&self.storage_id)).await?.into_iter().collect();
+        let own = self.writer_key();
+        let changed = writers.iter().any(|(k, v)| *k != own && self.writers_seen.get(k) != Some(v));
+        self.writers_seen = writers;
+        if changed {
+            self.reload().await?;
+        }
+        Ok(changed)
+    }
+
+    fn writer_key(&self) -> String {
+        format!("{}{:016x}", writer_prefix(&self.storage_id), self.positions.writer())
+    }
+
+    /// This writer's record, bumped: written with each message or summary,
+    /// in the same transaction.
+    fn next_writer_record(&mut self) -> (String, String) {
+        self.writes += 1;
+        (self.writer_key(), self.writes.to_string())
+    }
+
     /// Commits a summary of the session up to and including the message
     /// `through_id`, which must be compressible (pending, or live before the
     /// retained rounds).
-    pub async fn commit_summary(&mut self, content: String, through_id: &str) -> Result<MemoryEntry> {
+    pub async fn commit_summary(&mut self, content: String, through_id: &str) -> Result<SummaryCommit> {
         let through =
             self.memory.compressible().iter().find(|l| l.entry.id == through_id).map(|l| l.seq).ok_or_else(
                 || {
@@ -237,25 +346,41 @@ impl Session {
 
     /// Commits a summary covering the session through message `seq`: the
     /// summary is stored first; only then do the messages it covers leave
-    /// the window. The original messages stay in the store.
-    pub async fn commit_summary_through(&mut self, content: String, seq: u64) -> Result<MemoryEntry> {
+    /// the window. The original messages stay in the store. A summary never
+    /// moves back: when the stored one (this instance's, or another's that
+    /// committed meanwhile) already covers `seq`, it stays and is returned.
+    /// Across instances the caller holds the namespace lock, so the read and
+    /// the write are one step.
+    pub async fn commit_summary_through(&mut self, content: String, seq: Seq) -> Result<SummaryCommit> {
+        if let Some(stored) = self.read_summary().await? {
+            if let Some(c) = covers_through(&stored).filter(|&c| c >= seq) {
+                self.memory.summarized_through(c);
+                self.summary = Some(stored.clone());
+                return Ok(SummaryCommit::Kept(stored));
+            }
+        }
         let mut summary =
             MemoryEntry::new(content, Kind::Summary, Role::System, Scope::Session, self.clock.now_ms());
-        summary.metadata.insert(COVERS_THROUGH.into(), seq.to_string());
+        summary.metadata.insert(COVERS_THROUGH.into(), position::encode(seq));
         let json = serde_json::to_string(&summary).map_err(|e| Error::invalid(e.to_string()))?;
-        self.store.put_many(vec![(summary_key(&self.storage_id), json)]).await?;
+        let writer = self.next_writer_record();
+        if let Err(e) = self.store.put_many(vec![(summary_key(&self.storage_id), json), writer]).await {
+            self.writes -= 1;
+            return Err(e);
+        }
+        self.damage.repaired(&summary_key(&self.storage_id));
         self.memory.summarized_through(seq);
         self.summary = Some(summary.clone());
-        Ok(summary)
+        Ok(SummaryCommit::Written(summary))
     }
 
     /// The last message the summary covers.
-    pub fn summary_covers_through(&self) -> Option<u64> {
-        self.summary.as_ref()?.metadata.get(COVERS_THROUGH)?.parse().ok()
+    pub fn summary_covers_through(&self) -> Option<Seq> {
+        covers_through(self.summary.as_ref()?)
     }
 
     /// What a compression would summarize now, oldest first, with positions.
-    pub fn compressible(&self) -> Vec<(u64, MemoryEntry)> {
+    pub fn compressible(&self) -> Vec<(Seq, MemoryEntry)> {
         self.memory.compressible().into_iter().map(|l| (l.seq, l.entry.clone())).collect()
     }
 
@@ -302,18 +427,35 @@ impl Session {
             valid_to: None,
         };
         entry.validate()?;
-        let seq = self.next_seq;
+        let seq = self.positions.next(now);
         let is_chat = matches!(role, Role::User | Role::Assistant) && entry.tool_calls.is_empty();
         let persist = !self.id.starts_with("agent:") || is_chat;
         if persist {
-            let key = format!("{}{seq:016x}", msg_prefix(&self.storage_id));
+            let key = format!("{}{}", msg_prefix(&self.storage_id), position::encode(seq));
             let json = serde_json::to_string(&entry).map_err(|e| Error::invalid(e.to_string()))?;
-            self.store.put_many(vec![(key, json)]).await?;
+            let writer = self.next_writer_record();
+            if let Err(e) = self.store.put_many(vec![(key, json), writer]).await {
+                self.writes -= 1;
+                return Err(e);
+            }
         }
-        self.next_seq += 1;
         self.memory.push(self.tokenizer.as_ref(), entry, seq);
         let live = self.memory.live();
         Ok(live.back().expect("just pushed").entry.clone())
+    }
+
+    /// Bounds the messages waiting for a summary (see
+    /// [`ConversationLimits::max_pending`]): for a session nothing compresses.
+    pub fn bound_pending(&mut self, max: u32) {
+        let limits = ConversationLimits { max_pending: Some(max), ..self.memory.limits() };
+        let mut memory = ConversationMemory::new(limits);
+        for l in self.memory.pending().iter().chain(self.memory.live()) {
+            memory.push(self.tokenizer.as_ref(), l.entry.clone(), l.seq);
+        }
+        if let Some(through) = self.summary_covers_through() {
+            memory.summarized_through(through);
+        }
+        self.memory = memory;
     }
 
     /// Switches the counter (e.g. once an exact pack has loaded); counts are
@@ -356,9 +498,9 @@ impl Session {
     }
 
     /// [`Session::history`] with each message's position in the session.
-    pub async fn history_with_seq(&self) -> Result<Vec<(u64, MemoryEntry)>> {
+    pub async fn history_with_seq(&self) -> Result<Vec<(Seq, MemoryEntry)>> {
         let rows = self.store.list(&msg_prefix(&self.storage_id)).await?;
-        rows.into_iter().map(|(k, v)| parse_message_row(&k, &v)).collect()
+        Ok(rows.iter().filter_map(|(k, v)| message_row(k, v, &self.damage)).collect())
     }
 
     pub fn store(&self) -> &Rc<dyn Store> {
@@ -388,14 +530,21 @@ impl Session {
         long_term: Option<&dyn LongTermSource>,
     ) -> Result<Context> {
         let query = request.query.as_deref().unwrap_or_default();
-        let long_term_fut = async {
-            match long_term {
-                Some(src) if !query.is_empty() => Some(src.block(query, self.options.long_term_budget).await),
-                _ => None,
-            }
+        let block = match long_term {
+            Some(src) if !query.is_empty() => Some(src.block(query, self.options.long_term_budget).await),
+            _ => None,
         };
-        let history_fut = async { self.turn_history() };
-        let (long_term, history) = futures::join!(long_term_fut, history_fut);
+        self.build_context_with(request, block)
+    }
+
+    /// [`Session::build_context`] with the long-term block already fetched
+    /// (`None`: no block asked for; an error: reported, the turn goes on).
+    pub fn build_context_with(
+        &self,
+        request: &ContextRequest,
+        long_term: Option<Result<String>>,
+    ) -> Result<Context> {
+        let history = self.turn_history();
         let (long_term_text, long_term_error) = match long_term {
             Some(Ok(text)) => (Some(text), None),
             Some(Err(e)) => (None, Some(e.to_string())),
@@ -439,8 +588,8 @@ impl Session {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::clock::ManualClock;
     use crate::error::ErrorCode;
+    use crate::ports::clock::ManualClock;
     use crate::store::MemoryStore;
     use crate::tokens::Estimate;
     use futures::executor::block_on;

@@ -13,9 +13,15 @@ use serde::{Deserialize, Serialize};
 use crate::budget::Usage;
 use crate::error::{Error, Result};
 
-pub use crate::clock::Clock;
+pub mod clock;
+pub mod lock;
+pub mod spawn;
+
 pub use crate::store::Store;
 pub use crate::tokens::Tokenizer;
+pub use clock::Clock;
+pub use lock::{Lock, LockGuard, NamedLock};
+pub use spawn::Spawn;
 
 pub type LocalBoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + 'a>>;
 

@@ -7,6 +7,10 @@
 //! alphabet, so a unigram Jaccard would call unrelated facts duplicates,
 //! while bigrams keep the measure meaningful for English and CJK alike.
 
+mod details;
+
+pub use details::{Change, Details};
+
 use rapidfuzz::distance::levenshtein;
 use serde::{Deserialize, Serialize};
 
@@ -122,6 +126,7 @@ pub struct Fingerprint {
     bloom: [u64; 4],
     /// Fewer than two non-space characters: no real bigram to compare.
     one_char: bool,
+    details: Details,
 }
 
 fn bloom(bigrams: &[u64]) -> [u64; 4] {
@@ -154,8 +159,49 @@ impl Fingerprint {
         let bigrams = bigrams(&normalized);
         let bloom = bloom(&bigrams);
         let one_char = normalized.chars().filter(|c| !c.is_whitespace()).count() < 2;
-        Fingerprint { normalized, chars, bigrams, histogram, bloom, one_char }
+        Fingerprint { normalized, chars, bigrams, histogram, bloom, one_char, details: Details::new(text) }
     }
+}
+
+/// How a new memory relates to a stored one of its scope.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Relation {
+    /// The stored memory already says it.
+    Duplicate(Similarity),
+    /// The new memory contains the stored one: a fuller version.
+    Fuller,
+    /// Similar, but a detail differs (a number, a date, a name), or it
+    /// says the opposite: an update of the stored memory, never a duplicate.
+    Changed(Change),
+    Unrelated,
+}
+
+/// [`similarity_of`], then the details ([`Details`]) that make a similar
+/// text a different fact.
+pub fn relation_of(new: &Fingerprint, existing: &Fingerprint, opts: &DedupOptions) -> Relation {
+    let change = || new.details.change_from(&existing.details);
+    match similarity_of(new, existing, opts) {
+        Some(Similarity::Exact) => Relation::Duplicate(Similarity::Exact),
+        Some(Similarity::ContainsExisting) => match change() {
+            Some(Change::Polarity) => Relation::Changed(Change::Polarity),
+            _ => Relation::Fuller,
+        },
+        Some(Similarity::ContainedInExisting) => match change() {
+            Some(Change::Polarity) => Relation::Changed(Change::Polarity),
+            _ => Relation::Duplicate(Similarity::ContainedInExisting),
+        },
+        Some(similar) => match change() {
+            Some(c) => Relation::Changed(c),
+            None => Relation::Duplicate(similar),
+        },
+        None if new.details.contradicts(&existing.details) => Relation::Changed(Change::Polarity),
+        None => Relation::Unrelated,
+    }
+}
+
+/// [`relation_of`] on texts.
+pub fn relation(new: &str, existing: &str, opts: &DedupOptions) -> Relation {
+    relation_of(&Fingerprint::new(new), &Fingerprint::new(existing), opts)
 }
 
 /// [`similarity`] on fingerprints: the same answer, faster.
@@ -354,5 +400,43 @@ mod tests {
     fn thresholds_are_configurable() {
         let strict = DedupOptions { jaccard: 0.99, levenshtein: 0.99, short_text_chars: 100 };
         assert_eq!(similarity("likes tea", "like tea", &strict), None);
+    }
+
+    #[test]
+    fn near_duplicates_that_differ_in_a_detail_are_never_duplicates() {
+        // Random facts built from one template; one detail changed each
+        // time (a number, a weekday, a name, a negation), everything else
+        // equal: far above the thresholds, and never a duplicate.
+        let names = ["Alice", "Bob", "Chen", "Dana", "Emeka"];
+        let days = ["Monday", "Tuesday", "Friday", "Sunday"];
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = |n: usize| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % n as u64) as usize
+        };
+        let opts = DedupOptions::default();
+        for _ in 0..500 {
+            let (name, day, n) = (names[next(5)], days[next(4)], next(50));
+            let fact = |name: &str, day: &str, n: usize, neg: bool| {
+                let verb = if neg { "does not meet" } else { "meets" };
+                format!("The user {verb} {name} every {day} at {n}:30 in room {}", n + 100)
+            };
+            let old = fact(name, day, n, false);
+            let changed = match next(4) {
+                0 => fact(name, day, n + 1, false),
+                1 => fact(name, days[(days.iter().position(|d| *d == day).unwrap() + 1) % 4], n, false),
+                2 => fact(names[(names.iter().position(|m| *m == name).unwrap() + 1) % 5], day, n, false),
+                _ => fact(name, day, n, true),
+            };
+            assert!(
+                !matches!(relation(&changed, &old, &opts), Relation::Duplicate(_)),
+                "{changed:?} vs {old:?}"
+            );
+            // The same fact, differently cased and punctuated, stays a duplicate.
+            let same = format!("{}.", old.to_uppercase());
+            assert!(matches!(relation(&same, &old, &opts), Relation::Duplicate(_)), "{same:?}");
+        }
     }
 }

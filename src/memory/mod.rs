@@ -1,0 +1,507 @@
+//! `Memory`: what an app holds. One session's working memory, the
+//! namespace's long-term memory and the model's background work behind one
+//! object, with every effect behind a port (`Store`, `Llm`, `Clock`, `Lock`,
+//! `Spawn`), so all of it, background work and interleavings included, runs
+//! natively under test. The JS class is a mechanical wrapper of this one.
+//!
+//! # Who waits for what
+//! - `add` writes the message and returns; when compression is due it
+//!   queues [`Task::Compress`] on the `Spawn` port instead of waiting on the
+//!   model. One compression is queued at a time; after a failure the next
+//!   waits out a backoff (1 s doubling to 5 min, a deadline kept as data and
+//!   compared with `now` at the next `add`).
+//! - Compression and session end of a session run one at a time (the
+//!   `work` queue), so an older summary can never land after a newer one;
+//!   across instances the summary commit is a compare-and-set under the
+//!   namespace lock ([`Session::commit_summary_through`]).
+//! - Session end owed by an earlier run ([`crate::llm::outbox`]) resumes in
+//!   the background when the memory opens ([`Task::ResumeSessionEnd`]).
+//! - `idle()` resolves once no task runs: a Worker awaits it before it
+//!   returns, a test before it checks.
+//!
+//! # Locks
+//! One lock per namespace (the `Lock` port: Web Locks across tabs, an
+//! in-realm lock elsewhere), always taken before this instance's mutexes,
+//! never held across a model call or a host hook. It guards long-term writes
+//! (after a fresh read, so dedup sees what another tab just stored),
+//! summary commits, and applying a session end's results.
+//!
+//! # Reads see other instances
+//! Every long-term read first checks the stored generation (one `get`) and
+//! reloads when another instance wrote; a request first checks the
+//! session's writer records (one small `list`) and reloads the window when
+//! another writer added messages or a summary.
+
+#[cfg(test)]
+mod tests;
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use futures::channel::oneshot;
+use futures::lock::Mutex;
+use serde::Serialize;
+
+use crate::context::Context;
+use crate::dedup::DedupOptions;
+use crate::entry::{MemoryEntry, Scope};
+use crate::error::{Error, ErrorCode, Result};
+use crate::llm::compress::{self, CompressReport};
+use crate::llm::consolidate::{self, EndSessionOptions, EndSessionReport};
+use crate::llm::governor::{Governor, LlmOptions, LlmStats};
+use crate::llm::outbox::{self, OutboxRecord};
+use crate::longterm::{ExportDocument, ImportReport, Remembered};
+use crate::ports::{Clock, Llm, Lock, NamedLock, Spawn};
+use crate::recall::{Recall, RecallOptions, RecallStats};
+use crate::retrieval::{Hit, SearchOptions};
+use crate::session::{ContextRequest, LongTermSource, NewMessage, Session, SessionOptions, SessionUsage};
+use crate::store::{DamageHook, DamageLog, Damaged, Store};
+use crate::tokens::Tokenizer;
+
+/// What `Memory::open` needs to know.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct MemoryOptions {
+    /// One user's space: a database, or a key prefix of a shared backend.
+    pub namespace: String,
+    pub session_id: String,
+    /// The agent whose memories join the user's in requests.
+    pub agent_id: Option<String>,
+    pub session: SessionOptions,
+    pub dedup: DedupOptions,
+    /// The model's call policy, when there is a model.
+    pub llm: LlmOptions,
+    /// Compress in the background when `add` finds it due. Default true.
+    pub auto_compress: Option<bool>,
+}
+
+/// The effects a `Memory` goes through.
+pub struct Ports {
+    pub store: Rc<dyn Store>,
+    pub clock: Rc<dyn Clock>,
+    pub locks: Rc<dyn Lock>,
+    pub spawner: Rc<dyn Spawn>,
+    /// Counts until `set_tokenizer` gives another.
+    pub tokenizer: Rc<dyn Tokenizer>,
+    pub llm: Option<Rc<dyn Llm>>,
+    /// The host's long-term block, in place of the built-in retrieval.
+    pub long_term: Option<Rc<dyn LongTermSource>>,
+    /// Hears of each damaged record once.
+    pub on_damaged: Option<DamageHook>,
+}
+
+/// Background work the core queues; the `Spawn` port runs it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Task {
+    Compress,
+    ResumeSessionEnd,
+}
+
+/// Long-term figures, with the records that could not be read.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MemoryStats {
+    #[serde(flatten)]
+    pub recall: RecallStats,
+    /// Records skipped because they do not parse, by key.
+    pub damaged: Vec<Damaged>,
+}
+
+/// Backoff of background compression after failures: 1 s, doubling, 5 min
+/// at most. A deadline, compared with `now` when the next `add` asks.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Backoff {
+    failures: u32,
+    until_ms: i64,
+}
+
+const BACKOFF_FIRST_MS: i64 = 1_000;
+const BACKOFF_MAX_MS: i64 = 300_000;
+
+impl Backoff {
+    fn failed(self, now_ms: i64) -> Backoff {
+        let failures = self.failures.saturating_add(1);
+        let wait = BACKOFF_FIRST_MS.saturating_mul(1 << (failures - 1).min(20)).min(BACKOFF_MAX_MS);
+        Backoff { failures, until_ms: now_ms.saturating_add(wait) }
+    }
+}
+
+/// The model and the state of its background work.
+struct Model {
+    governor: Governor,
+    auto_compress: bool,
+    /// A background compression is queued or running.
+    compress_queued: Cell<bool>,
+    backoff: Cell<Backoff>,
+}
+
+struct Inner {
+    session: Mutex<Session>,
+    recall: Mutex<Recall>,
+    /// Compression and session end of this session, one at a time.
+    work: Mutex<()>,
+    lock: NamedLock,
+    clock: Rc<dyn Clock>,
+    spawner: Rc<dyn Spawn>,
+    model: Option<Model>,
+    long_term: Option<Rc<dyn LongTermSource>>,
+    damage: Rc<DamageLog>,
+    /// Background tasks not yet settled, and who waits for none.
+    running: Cell<u32>,
+    idle_waiters: RefCell<Vec<oneshot::Sender<()>>>,
+}
+
+/// A session and its namespace's long-term memory. Cloning shares it.
+#[derive(Clone)]
+pub struct Memory {
+    inner: Rc<Inner>,
+}
+
+/// A namespace names a database or a key prefix: non-empty, no '/'.
+pub fn validate_namespace(ns: &str) -> Result<()> {
+    if ns.is_empty() || ns.contains('/') {
+        return Err(Error::invalid("namespace must be non-empty and contain no '/'"));
+    }
+    Ok(())
+}
+
+/// The lock name of a namespace (shared by every instance on it).
+pub fn lock_name(namespace: &str) -> String {
+    format!("agent-memory/{namespace}")
+}
+
+fn no_llm() -> Error {
+    Error::invalid("this memory has no llm: pass `llm` to Memory.open")
+}
+
+fn busy() -> Error {
+    Error::new(ErrorCode::Busy, "the memory is busy with an async call; await it first")
+}
+
+/// Deletes a namespace's every record without opening it: the way out when
+/// it cannot be opened, and a user's "delete my data". Returns the count.
+pub async fn delete_namespace(store: &dyn Store) -> Result<u32> {
+    crate::store::delete_all(store).await
+}
+
+impl Memory {
+    /// Opens (or restores) a session on the namespace's store. Damaged
+    /// records are skipped and reported, never a failed open.
+    pub async fn open(options: MemoryOptions, ports: Ports) -> Result<Memory> {
+        validate_namespace(&options.namespace)?;
+        let damage = Rc::new(match ports.on_damaged {
+            Some(hook) => DamageLog::with_hook(hook),
+            None => DamageLog::default(),
+        });
+        let governor = match ports.llm {
+            Some(llm) => Some(Governor::new(llm, ports.clock.clone(), options.llm)?),
+            None => None,
+        };
+        let lock = NamedLock::new(ports.locks, lock_name(&options.namespace));
+        let recall_options =
+            RecallOptions { agent_id: options.agent_id, dedup: options.dedup, ..Default::default() };
+        let recall = {
+            // Opening drops expired hashes: a write.
+            let _held = lock.acquire().await?;
+            Recall::open_with(ports.store.clone(), ports.clock.clone(), recall_options, damage.clone())
+                .await?
+        };
+        let max_cached = options.session.max_cached_messages;
+        let mut session = Session::open_with(
+            &options.session_id,
+            ports.store.clone(),
+            ports.tokenizer,
+            ports.clock.clone(),
+            options.session,
+            damage.clone(),
+        )
+        .await?;
+        if governor.is_none() {
+            session.bound_pending(max_cached);
+        }
+        let owed = outbox::get(ports.store.as_ref(), session.storage_id(), &damage).await?.is_some();
+        let memory = Memory {
+            inner: Rc::new(Inner {
+                session: Mutex::new(session),
+                recall: Mutex::new(recall),
+                work: Mutex::new(()),
+                lock,
+                clock: ports.clock,
+                spawner: ports.spawner,
+                model: governor.map(|governor| Model {
+                    governor,
+                    auto_compress: options.auto_compress.unwrap_or(true),
+                    compress_queued: Cell::new(false),
+                    backoff: Cell::new(Backoff::default()),
+                }),
+                long_term: ports.long_term,
+                damage,
+                running: Cell::new(0),
+                idle_waiters: RefCell::default(),
+            }),
+        };
+        if owed && memory.inner.model.is_some() {
+            memory.queue(Task::ResumeSessionEnd);
+        }
+        Ok(memory)
+    }
+
+    // ---- working memory ----
+
+    /// Stores a message (store first, then the window) and returns it; queues
+    /// a background compression when one is due.
+    pub async fn add(&self, message: NewMessage) -> Result<MemoryEntry> {
+        let (entry, due) = {
+            let mut s = self.inner.session.lock().await;
+            let entry = s.add(message).await?;
+            (entry, s.compression_due())
+        };
+        if due && self.compression_may_start() {
+            self.queue(Task::Compress);
+        }
+        Ok(entry)
+    }
+
+    /// Whether `add` should queue a compression now: a model that compresses
+    /// on its own, none queued, and no backoff deadline ahead.
+    fn compression_may_start(&self) -> bool {
+        self.inner.model.as_ref().is_some_and(|m| {
+            m.auto_compress
+                && !m.compress_queued.get()
+                && self.inner.clock.now_ms() >= m.backoff.get().until_ms
+        })
+    }
+
+    /// Summarizes the old messages now (map-reduce); `None` when there is
+    /// nothing to compress. On failure nothing is lost.
+    pub async fn compress(&self) -> Result<Option<CompressReport>> {
+        let model = self.inner.model.as_ref().ok_or_else(no_llm)?;
+        let _turn = self.inner.work.lock().await;
+        self.inner.session.lock().await.sync().await?;
+        compress::compress(&self.inner.session, &model.governor, &self.inner.lock).await
+    }
+
+    /// Session end: long-term memories from the messages not yet processed,
+    /// conflicts resolved, the summary refreshed when due. Work that fails
+    /// stays owed; dropping the future abandons it (also owed).
+    pub async fn end_session(&self) -> Result<EndSessionReport> {
+        let model = self.inner.model.as_ref().ok_or_else(no_llm)?;
+        let _turn = self.inner.work.lock().await;
+        self.inner.session.lock().await.sync().await?;
+        consolidate::end_session(
+            &self.inner.session,
+            &self.inner.recall,
+            &model.governor,
+            &self.inner.lock,
+            &EndSessionOptions::default(),
+        )
+        .await
+    }
+
+    /// [`Memory::compress`] as a `'static` future (for spawning).
+    pub async fn compress_owned(self) -> Result<Option<CompressReport>> {
+        self.compress().await
+    }
+
+    /// [`Memory::end_session`] as a `'static` future (for spawning).
+    pub async fn end_session_owned(self) -> Result<EndSessionReport> {
+        self.end_session().await
+    }
+
+    /// Queues background work on the `Spawn` port.
+    fn queue(&self, task: Task) {
+        let Some(model) = &self.inner.model else { return };
+        if task == Task::Compress {
+            model.compress_queued.set(true);
+        }
+        self.inner.running.set(self.inner.running.get() + 1);
+        let memory = self.clone();
+        self.inner.spawner.spawn(Box::pin(async move { memory.run(task).await }));
+    }
+
+    async fn run(&self, task: Task) {
+        let out = match task {
+            Task::Compress => self.compress().await.map(|_| ()),
+            Task::ResumeSessionEnd => self.end_session().await.map(|_| ()),
+        };
+        let inner = &self.inner;
+        if let Some(model) = &inner.model {
+            if task == Task::Compress {
+                model.compress_queued.set(false);
+                let backoff = model.backoff.get();
+                model.backoff.set(match &out {
+                    Ok(()) => Backoff::default(),
+                    Err(_) => backoff.failed(inner.clock.now_ms()),
+                });
+            }
+            if let Err(e) = &out {
+                model.governor.note_error(e);
+            }
+        }
+        inner.running.set(inner.running.get() - 1);
+        if inner.running.get() == 0 {
+            for waiter in inner.idle_waiters.take() {
+                let _ = waiter.send(());
+            }
+        }
+    }
+
+    /// Background tasks not yet settled.
+    pub fn running(&self) -> u32 {
+        self.inner.running.get()
+    }
+
+    /// Resolves once no background task runs.
+    pub fn idle(&self) -> impl std::future::Future<Output = ()> + 'static {
+        let waiter = (self.inner.running.get() > 0).then(|| {
+            let (tx, rx) = oneshot::channel();
+            self.inner.idle_waiters.borrow_mut().push(tx);
+            rx
+        });
+        async move {
+            if let Some(rx) = waiter {
+                let _ = rx.await;
+            }
+        }
+    }
+
+    /// The request for the next turn, and where its tokens went. The
+    /// long-term block is fetched first, with no lock held (a host hook may
+    /// call back into this memory); the window is then built from the
+    /// session, caught up with other writers.
+    pub async fn build_context(&self, request: ContextRequest) -> Result<Context> {
+        let (budget, tokenizer) = {
+            let s = self.inner.session.lock().await;
+            (s.options().long_term_budget, s.tokenizer().clone())
+        };
+        let query = request.query.as_deref().unwrap_or_default();
+        let block = if query.is_empty() {
+            None
+        } else {
+            Some(match &self.inner.long_term {
+                Some(hook) => hook.block(query, budget).await,
+                None => self.read(|r| r.block(tokenizer.as_ref(), query, budget)).await.and_then(|b| b),
+            })
+        };
+        let mut s = self.inner.session.lock().await;
+        s.sync().await?;
+        s.build_context_with(&request, block)
+    }
+
+    /// Every stored message of the session, oldest first (other writers'
+    /// too, in position order).
+    pub async fn session_history(&self) -> Result<Vec<MemoryEntry>> {
+        self.inner.session.lock().await.history().await
+    }
+
+    /// Commits a summary that replaces the compressible messages through
+    /// `through_id` (a host that summarizes by itself).
+    pub async fn commit_summary(&self, content: String, through_id: &str) -> Result<MemoryEntry> {
+        let _turn = self.inner.work.lock().await;
+        let _held = self.inner.lock.acquire().await?;
+        Ok(self.inner.session.lock().await.commit_summary(content, through_id).await?.entry().clone())
+    }
+
+    /// Session ends owed in this namespace.
+    pub async fn pending_work(&self) -> Result<Vec<OutboxRecord>> {
+        let store = self.inner.session.lock().await.store().clone();
+        outbox::list(store.as_ref(), &self.inner.damage).await
+    }
+
+    /// Runs `f` on the session if no async call holds it.
+    pub fn with_session<T>(&self, f: impl FnOnce(&mut Session) -> T) -> Result<T> {
+        Ok(f(&mut *self.inner.session.try_lock().ok_or_else(busy)?))
+    }
+
+    pub fn usage(&self) -> Result<SessionUsage> {
+        self.with_session(|s| s.usage())
+    }
+
+    pub fn set_tokenizer(&self, tokenizer: Rc<dyn Tokenizer>) -> Result<()> {
+        self.with_session(|s| s.set_tokenizer(tokenizer))
+    }
+
+    /// Model calls so far, when there is a model.
+    pub fn llm_stats(&self) -> Option<LlmStats> {
+        self.inner.model.as_ref().map(|m| m.governor.stats())
+    }
+
+    // ---- long-term memory ----
+
+    /// Runs a read after catching up with other instances' writes. When the
+    /// store cannot be read at all (a disk that filled up can abort every
+    /// transaction), the read answers from what this instance holds, which
+    /// includes everything it wrote, rather than failing.
+    async fn read<T>(&self, f: impl FnOnce(&Recall) -> T) -> Result<T> {
+        let mut r = self.inner.recall.lock().await;
+        let _unreadable_store_serves_the_held_view = r.refresh().await;
+        Ok(f(&r))
+    }
+
+    /// Runs a write under the namespace lock (taken first, then the mutex).
+    async fn write<T>(&self, f: impl AsyncFnOnce(&mut Recall) -> Result<T>) -> Result<T> {
+        let _held = self.inner.lock.acquire().await?;
+        let mut r = self.inner.recall.lock().await;
+        f(&mut r).await
+    }
+
+    /// Stores a long-term memory unless one already says it; a fuller one
+    /// supersedes what it contains, a changed detail supersedes the old.
+    pub async fn remember(&self, entry: MemoryEntry) -> Result<Remembered> {
+        self.write(async |r| r.remember(entry).await).await
+    }
+
+    /// Many memories in one transaction, each deduplicated.
+    pub async fn remember_many(&self, entries: Vec<MemoryEntry>) -> Result<Vec<Remembered>> {
+        self.write(async |r| r.remember_many(entries).await).await
+    }
+
+    /// Stores `entry` and expires `replaces` in its favour.
+    pub async fn supersede(&self, entry: MemoryEntry, replaces: &[String]) -> Result<MemoryEntry> {
+        if replaces.is_empty() {
+            return Err(Error::invalid("supersede needs the ids of the memories it replaces"));
+        }
+        self.write(async |r| r.supersede(entry, replaces).await).await
+    }
+
+    pub async fn undo(&self, id: &str) -> Result<()> {
+        self.write(async |r| r.undo(id).await).await
+    }
+
+    pub async fn forget(&self, id: &str) -> Result<bool> {
+        self.write(async |r| r.forget(id).await).await
+    }
+
+    pub async fn forget_scope(&self, scope: &Scope) -> Result<u32> {
+        self.write(async |r| r.forget_scope(scope).await).await
+    }
+
+    /// Hard-deletes the namespace's long-term memory and processed hashes.
+    pub async fn purge(&self) -> Result<()> {
+        self.write(async |r| r.purge().await).await
+    }
+
+    pub async fn import(&self, doc: ExportDocument) -> Result<ImportReport> {
+        self.write(async |r| r.import(doc).await).await
+    }
+
+    pub async fn search(&self, query: &str, options: &SearchOptions) -> Result<Vec<Hit>> {
+        self.read(|r| r.search(query, options)).await?
+    }
+
+    pub async fn memories(&self) -> Result<Vec<MemoryEntry>> {
+        self.read(|r| r.memories()).await
+    }
+
+    pub async fn history(&self, id: &str) -> Result<Vec<MemoryEntry>> {
+        self.read(|r| r.history(id)).await
+    }
+
+    pub async fn export(&self) -> Result<ExportDocument> {
+        self.read(|r| r.export()).await
+    }
+
+    pub async fn stats(&self) -> Result<MemoryStats> {
+        let recall = self.read(|r| r.stats()).await?;
+        Ok(MemoryStats { recall, damaged: self.inner.damage.list() })
+    }
+}

@@ -1,0 +1,611 @@
+//! `Memory` driven natively: several instances on one store (tabs,
+//! workers, sub-agents), interleaved by a store that yields a seeded number
+//! of times before each operation, background work run on a `LocalPool`
+//! until idle, a scripted model that can be held, and a clock that only
+//! moves when told.
+
+use std::cell::Cell;
+
+use futures::executor::{LocalPool, LocalSpawner};
+use futures::task::LocalSpawnExt;
+
+use super::*;
+use crate::entry::{Kind, Role};
+use crate::llm::testing::{Reply, ScriptedLlm};
+use crate::longterm::new_memory;
+use crate::ports::lock::LocalLocks;
+use crate::ports::LocalBoxFuture;
+use crate::store::MemoryStore;
+use crate::tokens::Estimate;
+
+struct PoolSpawner(LocalSpawner);
+
+impl Spawn for PoolSpawner {
+    fn spawn(&self, task: LocalBoxFuture<'static, ()>) {
+        self.0.spawn_local(task).expect("the pool outlives its memories");
+    }
+}
+
+/// A store whose every operation first yields a pseudo-random number of
+/// times (xorshift, seeded): concurrent callers interleave differently
+/// for each seed, as they would on IndexedDB or a remote adapter.
+struct YieldingStore {
+    inner: MemoryStore,
+    state: Cell<u64>,
+}
+
+impl YieldingStore {
+    fn new(seed: u64) -> YieldingStore {
+        YieldingStore {
+            inner: MemoryStore::new(),
+            state: Cell::new(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1),
+        }
+    }
+
+    fn yields(&self) -> impl std::future::Future<Output = ()> {
+        let mut x = self.state.get();
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.state.set(x);
+        let mut left = x % 4;
+        std::future::poll_fn(move |cx| {
+            if left == 0 {
+                return std::task::Poll::Ready(());
+            }
+            left -= 1;
+            cx.waker().wake_by_ref();
+            std::task::Poll::Pending
+        })
+    }
+}
+
+impl Store for YieldingStore {
+    fn get<'a>(&'a self, key: &'a str) -> LocalBoxFuture<'a, Result<Option<String>>> {
+        Box::pin(async move {
+            self.yields().await;
+            self.inner.get(key).await
+        })
+    }
+    fn put_many(&self, items: Vec<(String, String)>) -> LocalBoxFuture<'_, Result<()>> {
+        Box::pin(async move {
+            self.yields().await;
+            self.inner.put_many(items).await
+        })
+    }
+    fn delete_many(&self, keys: Vec<String>) -> LocalBoxFuture<'_, Result<()>> {
+        Box::pin(async move {
+            self.yields().await;
+            self.inner.delete_many(keys).await
+        })
+    }
+    fn list<'a>(&'a self, prefix: &'a str) -> LocalBoxFuture<'a, Result<Vec<(String, String)>>> {
+        Box::pin(async move {
+            self.yields().await;
+            self.inner.list(prefix).await
+        })
+    }
+}
+
+/// A clock whose sleeps end only when the test moves time past them, so a
+/// held model is not timed out behind the test's back.
+struct SteppedClock {
+    now: Cell<i64>,
+    sleepers: RefCell<Vec<std::task::Waker>>,
+}
+
+impl SteppedClock {
+    fn advance(&self, ms: i64) {
+        self.now.set(self.now.get() + ms);
+        for waker in self.sleepers.take() {
+            waker.wake();
+        }
+    }
+}
+
+impl Clock for SteppedClock {
+    fn now_ms(&self) -> i64 {
+        self.now.get()
+    }
+
+    fn sleep(&self, ms: u32) -> LocalBoxFuture<'_, ()> {
+        let deadline = self.now.get() + ms as i64;
+        Box::pin(std::future::poll_fn(move |cx| {
+            if self.now.get() >= deadline {
+                std::task::Poll::Ready(())
+            } else {
+                self.sleepers.borrow_mut().push(cx.waker().clone());
+                std::task::Poll::Pending
+            }
+        }))
+    }
+}
+
+/// Instances sharing one store, one lock registry and one clock.
+struct World {
+    pool: LocalPool,
+    store: Rc<dyn Store>,
+    clock: Rc<SteppedClock>,
+    locks: Rc<LocalLocks>,
+}
+
+impl World {
+    fn new() -> World {
+        Self::on(Rc::new(MemoryStore::new()))
+    }
+
+    fn seeded(seed: u64) -> World {
+        Self::on(Rc::new(YieldingStore::new(seed)))
+    }
+
+    fn on(store: Rc<dyn Store>) -> World {
+        World {
+            pool: LocalPool::new(),
+            store,
+            clock: Rc::new(SteppedClock { now: Cell::new(1_700_000_000_000), sleepers: RefCell::default() }),
+            locks: Rc::new(LocalLocks::default()),
+        }
+    }
+
+    fn ports(&self, llm: Option<Rc<ScriptedLlm>>) -> Ports {
+        Ports {
+            store: self.store.clone(),
+            clock: self.clock.clone(),
+            locks: self.locks.clone(),
+            spawner: Rc::new(PoolSpawner(self.pool.spawner())),
+            tokenizer: Rc::new(Estimate),
+            llm: llm.map(|l| l as Rc<dyn Llm>),
+            long_term: None,
+            on_damaged: None,
+        }
+    }
+
+    fn open_with(&mut self, options: MemoryOptions, ports: Ports) -> Memory {
+        self.pool.run_until(Memory::open(options, ports)).unwrap()
+    }
+
+    fn open(&mut self, session: &str, llm: Option<Rc<ScriptedLlm>>) -> Memory {
+        let ports = self.ports(llm);
+        self.open_with(options(session), ports)
+    }
+
+    fn run<T>(&mut self, f: impl std::future::Future<Output = T>) -> T {
+        self.pool.run_until(f)
+    }
+
+    /// Runs background work until nothing can move (a held model stays held).
+    fn settle(&mut self) {
+        self.pool.run_until_stalled();
+    }
+}
+
+fn options(session: &str) -> MemoryOptions {
+    MemoryOptions {
+        namespace: "user-1".into(),
+        session_id: session.into(),
+        llm: LlmOptions { max_retries: 0, ..LlmOptions::default() },
+        ..MemoryOptions::default()
+    }
+}
+
+fn user(text: &str) -> NewMessage {
+    NewMessage { role: Some(Role::User), content: text.into(), ..NewMessage::default() }
+}
+
+fn assistant(text: &str) -> NewMessage {
+    NewMessage { role: Some(Role::Assistant), content: text.into(), ..NewMessage::default() }
+}
+
+fn fact(text: &str) -> MemoryEntry {
+    new_memory(text, Scope::User, 1_700_000_000_000)
+}
+
+fn contents(entries: &[MemoryEntry]) -> Vec<String> {
+    entries.iter().map(|e| e.content.clone()).collect()
+}
+
+/// A model for session ends: the judge extracts each new user message as
+/// a memory; summaries are fixed texts.
+fn judge_model() -> Rc<ScriptedLlm> {
+    Rc::new(ScriptedLlm::responding(|req| {
+        let user = &req.messages.last().unwrap().content;
+        if req.json {
+            let facts: Vec<String> = user
+                .lines()
+                .filter_map(|l| l.strip_prefix("[[NEW]] [user]: "))
+                .map(|t| format!(r#"{{"content": "User said: {t}", "category": "profile"}}"#))
+                .collect();
+            Reply::text(&format!(r#"{{"memories": [{}]}}"#, facts.join(",")))
+        } else {
+            Reply::text("summary")
+        }
+    }))
+}
+
+#[test]
+fn two_tabs_adding_to_one_session_keep_every_message_in_order() {
+    // Before writer positions, each instance counted from its own seq and
+    // the second tab's messages overwrote the first's.
+    for seed in 0..40 {
+        let mut w = World::seeded(seed);
+        let (a, b) = (w.open("chat", None), w.open("chat", None));
+        let clock = w.clock.clone();
+        let writer = |m: Memory, tag: &'static str| {
+            let clock = clock.clone();
+            async move {
+                for i in 0..20 {
+                    m.add(user(&format!("{tag} {i}"))).await.unwrap();
+                    if i % 3 == 0 {
+                        clock.advance(1);
+                    }
+                }
+            }
+        };
+        w.run(futures::future::join(writer(a.clone(), "a"), writer(b.clone(), "b")));
+        let history = w.run(a.session_history()).unwrap();
+        assert_eq!(history.len(), 40, "seed {seed}");
+        for tag in ["a", "b"] {
+            let mine: Vec<String> = contents(&history).into_iter().filter(|c| c.starts_with(tag)).collect();
+            let expected: Vec<String> = (0..20).map(|i| format!("{tag} {i}")).collect();
+            assert_eq!(mine, expected, "seed {seed}: each writer's messages in its order");
+        }
+        assert!(history.windows(2).all(|p| p[0].timestamp <= p[1].timestamp), "seed {seed}: time order");
+        // A third instance, and each of the two, build the same window.
+        let c = w.open("chat", None);
+        let req = ContextRequest::default();
+        let via_c = w.run(c.build_context(req.clone())).unwrap().messages;
+        let via_a = w.run(a.build_context(req.clone())).unwrap().messages;
+        let via_b = w.run(b.build_context(req)).unwrap().messages;
+        assert_eq!(via_c.len(), 40);
+        assert_eq!(via_a, via_c, "seed {seed}: a sees b's messages");
+        assert_eq!(via_b, via_c, "seed {seed}: b sees a's messages");
+    }
+}
+
+#[test]
+fn a_sub_agent_and_its_parent_share_the_session_without_overwriting() {
+    let mut w = World::new();
+    let parent = w.open("chat", None);
+    let sub = w.open("agent:chat", None);
+    for i in 0..5 {
+        w.run(parent.add(user(&format!("parent asks {i}")))).unwrap();
+        w.run(sub.add(user(&format!("sub asks {i}")))).unwrap();
+        let call = NewMessage {
+            role: Some(Role::Assistant),
+            tool_calls: vec![crate::entry::ToolCall {
+                id: format!("t{i}"),
+                name: "f".into(),
+                arguments: "{}".into(),
+            }],
+            ..NewMessage::default()
+        };
+        w.run(sub.add(call)).unwrap();
+        let result = NewMessage {
+            role: Some(Role::Tool),
+            content: "tool output".into(),
+            tool_call_id: Some(format!("t{i}")),
+            ..NewMessage::default()
+        };
+        w.run(sub.add(result)).unwrap();
+        w.run(sub.add(assistant(&format!("sub answers {i}")))).unwrap();
+        w.run(parent.add(assistant(&format!("parent answers {i}")))).unwrap();
+    }
+    let history = contents(&w.run(parent.session_history()).unwrap());
+    assert_eq!(history.len(), 20, "{history:?}");
+    assert_eq!(history[..4], ["parent asks 0", "sub asks 0", "sub answers 0", "parent answers 0"]);
+    // The sub-agent sees the parent's messages, and keeps its own tool traffic.
+    let ctx = w.run(sub.build_context(ContextRequest::default())).unwrap();
+    assert_eq!(ctx.messages.len(), 30);
+    assert!(ctx.messages.iter().any(|m| m.content == "parent answers 4"));
+    assert_eq!(ctx.messages.iter().filter(|m| m.content == "tool output").count(), 5);
+}
+
+#[test]
+fn a_summary_never_moves_back() {
+    // Instance a compresses with a slow model; meanwhile b (another tab on
+    // the session) commits a summary through a later message. a's older
+    // summary must not replace b's: the messages in between would drop out
+    // of both the summary and the window.
+    let mut w = World::new();
+    let slow = Rc::new(ScriptedLlm::responding(|_| Reply::text("a's summary")));
+    let a_options = MemoryOptions { auto_compress: Some(false), ..options("chat") };
+    let a_ports = w.ports(Some(slow.clone()));
+    let a = w.open_with(a_options, a_ports);
+    let b = w.open("chat", None);
+    for i in 0..6 {
+        w.run(a.add(user(&format!("question {i}")))).unwrap();
+        w.run(a.add(assistant(&format!("answer {i}")))).unwrap();
+    }
+    let release = slow.hold();
+    let compressing = w.pool.spawner().spawn_local_with_handle(a.clone().compress_owned()).unwrap();
+    w.settle();
+    assert_eq!(slow.requests().len(), 2, "a asked the model for its two chunks and waits");
+    for i in 6..9 {
+        w.run(b.add(user(&format!("question {i}")))).unwrap();
+        w.run(b.add(assistant(&format!("answer {i}")))).unwrap();
+    }
+    let through = w.run(b.build_context(ContextRequest::default())).unwrap();
+    assert!(through.messages.len() >= 18);
+    let last_compressible = w.run(async { b.with_session(|s| s.compressible()).unwrap() });
+    let (_, newest) = last_compressible.last().unwrap().clone();
+    w.run(b.commit_summary("b's summary".into(), &newest.id)).unwrap();
+    release.send(()).unwrap();
+    let report = w.run(compressing).unwrap().unwrap();
+    assert_eq!(report.summary.content, "b's summary", "a's older summary was not committed");
+    let c = w.open("chat", None);
+    let ctx = w.run(c.build_context(ContextRequest::default())).unwrap();
+    assert!(ctx.messages[0].content.contains("b's summary"));
+    assert!(ctx.messages.iter().any(|m| m.content == "question 8"));
+}
+
+#[test]
+fn compression_and_session_end_of_one_session_take_turns() {
+    let mut w = World::new();
+    let llm = judge_model();
+    let mut opts = options("chat");
+    opts.session.max_tokens = Some(60);
+    opts.session.retain_recent_rounds = 1;
+    let ports = w.ports(Some(llm.clone()));
+    let m = w.open_with(opts, ports);
+    let release = llm.hold();
+    for i in 0..6 {
+        w.run(m.add(user(&format!("I like topic number {i}")))).unwrap();
+        w.run(m.add(assistant("noted"))).unwrap();
+    }
+    assert_eq!(m.running(), 1, "one background compression queued, no more");
+    let ending = w.pool.spawner().spawn_local_with_handle(m.clone().end_session_owned()).unwrap();
+    w.settle();
+    let purposes_before: Vec<bool> = llm.requests().iter().map(|r| r.json).collect();
+    assert!(
+        purposes_before.iter().all(|json| !json),
+        "the judge waits for the compression: {purposes_before:?}"
+    );
+    release.send(()).unwrap();
+    let report = w.run(ending).unwrap();
+    assert!(report.complete && report.added >= 6, "{report:?}");
+    w.run(m.idle());
+    assert_eq!(m.running(), 0);
+}
+
+#[test]
+fn the_namespace_lock_is_not_held_while_the_model_thinks() {
+    let mut w = World::new();
+    let llm = judge_model();
+    let a = w.open("chat", Some(llm.clone()));
+    w.run(a.add(user("I live in Lisbon"))).unwrap();
+    let release = llm.hold();
+    let ending = w.pool.spawner().spawn_local_with_handle(a.clone().end_session_owned()).unwrap();
+    w.settle();
+    assert_eq!(llm.requests().len(), 1, "the judge was asked");
+    // Another tab remembers, and another opens, while the judge thinks.
+    let b = w.open("other", None);
+    let stored = w.run(b.remember(fact("Has a cat named Miso"))).unwrap();
+    assert!(matches!(stored, Remembered::Stored { .. }));
+    release.send(()).unwrap();
+    let report = w.run(ending).unwrap();
+    assert_eq!(report.added, 1);
+    let all = contents(&w.run(b.memories()).unwrap());
+    assert_eq!(all.len(), 2, "{all:?}");
+}
+
+#[test]
+fn another_instances_long_term_writes_are_seen_by_every_read() {
+    let mut w = World::new();
+    let (a, b) = (w.open("s1", None), w.open("s2", None));
+    // b reads first, so it holds a view.
+    assert!(w.run(b.memories()).unwrap().is_empty());
+    w.run(a.remember(fact("Lives in Lisbon"))).unwrap();
+    assert_eq!(contents(&w.run(b.memories()).unwrap()), ["Lives in Lisbon"]);
+    assert_eq!(w.run(b.search("Lisbon", &SearchOptions::default())).unwrap().len(), 1);
+    assert_eq!(w.run(b.export()).unwrap().entries.len(), 1);
+    assert_eq!(w.run(b.stats()).unwrap().recall.long_term.valid, 1);
+    w.run(b.add(user("where do I live?"))).unwrap();
+    let req = ContextRequest { query: Some("where do I live? Lisbon".into()), ..Default::default() };
+    let ctx = w.run(b.build_context(req)).unwrap();
+    assert!(ctx.messages[0].content.contains("Lives in Lisbon"));
+    // Deletes and purges too.
+    w.run(a.purge()).unwrap();
+    assert!(w.run(b.memories()).unwrap().is_empty());
+    w.run(a.remember(fact("Moved to Porto"))).unwrap();
+    assert_eq!(
+        contents(&w.run(b.memories()).unwrap()),
+        ["Moved to Porto"],
+        "the generation moved on past the purge"
+    );
+}
+
+#[test]
+fn concurrent_remembers_of_one_fact_store_it_once() {
+    for seed in 0..40 {
+        let mut w = World::seeded(seed);
+        let instances: Vec<Memory> = (0..4).map(|i| w.open(&format!("s{i}"), None)).collect();
+        let all = futures::future::join_all(instances.iter().map(|m| m.remember(fact("Prefers green tea"))));
+        let outcomes = w.run(all);
+        let stored = outcomes.iter().filter(|o| matches!(o, Ok(Remembered::Stored { .. }))).count();
+        assert_eq!(stored, 1, "seed {seed}: {outcomes:?}");
+        assert_eq!(w.run(instances[3].memories()).unwrap().len(), 1);
+    }
+}
+
+#[test]
+fn damaged_records_are_skipped_reported_and_the_rest_works() {
+    let mut w = World::new();
+    let m = w.open("chat", None);
+    w.run(m.add(user("kept message"))).unwrap();
+    w.run(m.remember(fact("Kept fact"))).unwrap();
+    let bad = vec![
+        ("lt/entry/bad".to_string(), "{not json".to_string()),
+        ("session/chat/msg/0000000000000000-0000000000000001".to_string(), "[1,2".to_string()),
+        ("session/chat/summary".to_string(), "\"just a string\"".to_string()),
+        ("outbox/chat".to_string(), "null!".to_string()),
+        ("lt/processed/abc".to_string(), "soon".to_string()),
+    ];
+    {
+        let store = w.store.clone();
+        w.run(store.put_many(bad))
+    }
+    .unwrap();
+    let heard = Rc::new(RefCell::new(Vec::new()));
+    let mut ports = w.ports(Some(judge_model()));
+    let log = heard.clone();
+    ports.on_damaged = Some(Box::new(move |d: &Damaged| log.borrow_mut().push(d.key.clone())));
+    let again = w.open_with(options("chat"), ports);
+    assert_eq!(contents(&w.run(again.memories()).unwrap()), ["Kept fact"]);
+    assert_eq!(contents(&w.run(again.session_history()).unwrap()), ["kept message"]);
+    let stats = w.run(again.stats()).unwrap();
+    let damaged: Vec<&str> = stats.damaged.iter().map(|d| d.key.as_str()).collect();
+    assert_eq!(damaged.len(), 5, "{damaged:?}");
+    assert_eq!(heard.borrow().len(), 5, "the hook heard of each once");
+    // The damaged outbox record still says a session end is owed: it resumed.
+    w.run(again.idle());
+    assert!(w.run(again.pending_work()).unwrap().is_empty());
+    // Writes keep working, and a namespace can be deleted without opening it.
+    w.run(again.add(user("another"))).unwrap();
+    w.run(again.remember(fact("Another fact"))).unwrap();
+    let deleted = {
+        let store = w.store.clone();
+        w.run(delete_namespace(store.as_ref()))
+    }
+    .unwrap();
+    assert!(deleted > 5);
+    assert!({
+        let store = w.store.clone();
+        w.run(store.list(""))
+    }
+    .unwrap()
+    .is_empty());
+}
+
+#[test]
+fn a_failing_model_backs_off_and_nothing_is_lost() {
+    let mut w = World::new();
+    let llm = Rc::new(ScriptedLlm::responding(|_| Reply::BadRequest));
+    let mut opts = options("chat");
+    opts.session.max_tokens = Some(40);
+    opts.session.retain_recent_rounds = 1;
+    let ports = w.ports(Some(llm.clone()));
+    let m = w.open_with(opts, ports);
+    let mut i = 0;
+    while llm.requests().is_empty() {
+        w.run(m.add(user(&format!("message number {i}")))).unwrap();
+        w.settle();
+        i += 1;
+    }
+    let after_first = llm.requests().len();
+    assert!(after_first > 0, "a compression was tried");
+    for _ in 0..6 {
+        w.run(m.add(user(&format!("message number {i}")))).unwrap();
+        w.settle();
+        i += 1;
+    }
+    assert_eq!(llm.requests().len(), after_first, "no retry before the backoff deadline");
+    w.clock.advance(1_000);
+    w.run(m.add(user("after the backoff"))).unwrap();
+    w.settle();
+    assert!(llm.requests().len() > after_first, "retried once the deadline passed");
+    assert!(m.llm_stats().unwrap().last_error.is_some());
+    assert_eq!(w.run(m.session_history()).unwrap().len(), i + 1);
+}
+
+#[test]
+fn a_failed_reduce_repeats_no_chunk_call_and_no_prompt_outgrows_the_reduce_bound() {
+    let mut w = World::new();
+    let fail_reduce = Rc::new(Cell::new(true));
+    let flag = fail_reduce.clone();
+    let llm = Rc::new(ScriptedLlm::responding(move |req| {
+        let prompt = &req.messages.last().unwrap().content;
+        if prompt.starts_with("### 1") && flag.get() {
+            Reply::BadRequest
+        } else {
+            Reply::text(&"chunk summary words ".repeat(60))
+        }
+    }));
+    let opts = MemoryOptions { auto_compress: Some(false), ..options("chat") };
+    let ports = w.ports(Some(llm.clone()));
+    let m = w.open_with(opts, ports);
+    for i in 0..200 {
+        w.run(m.add(user(&format!("old message {i} with some words in it")))).unwrap();
+    }
+    assert!(w.run(m.compress()).is_err());
+    let chunk_calls =
+        llm.requests().iter().filter(|r| !r.messages.last().unwrap().content.starts_with("### 1")).count();
+    assert_eq!(chunk_calls, 40, "200 messages, 5 per chunk");
+    fail_reduce.set(false);
+    let before = llm.requests().len();
+    let report = w.run(m.compress()).unwrap().unwrap();
+    let retried: Vec<_> = llm.requests()[before..].to_vec();
+    assert!(retried.iter().all(|r| r.messages.last().unwrap().content.starts_with("### 1")), "only reduces");
+    assert!(retried.len() > 1, "a tree of reduces");
+    for r in &retried {
+        let tokens: usize = r.messages.iter().map(|m| Estimate.count(&m.content)).sum();
+        assert!(tokens <= compress::REDUCE_MAX_TOKENS as usize + 500, "reduce prompt of {tokens} tokens");
+    }
+    assert_eq!(report.summary.kind, Kind::Summary);
+    assert!(
+        {
+            let store = w.store.clone();
+            w.run(store.list("session/chat/chunk/"))
+        }
+        .unwrap()
+        .is_empty(),
+        "covered chunks are cleared"
+    );
+}
+
+#[test]
+fn without_a_model_pending_compression_is_bounded_and_the_store_keeps_all() {
+    let mut w = World::new();
+    let mut opts = options("chat");
+    opts.session.max_tokens = Some(50);
+    opts.session.max_cached_messages = 20;
+    opts.session.retain_recent_rounds = 1;
+    let ports = w.ports(None);
+    let m = w.open_with(opts, ports);
+    for i in 0..300 {
+        w.run(m.add(user(&format!("message {i}")))).unwrap();
+    }
+    assert!(m.usage().unwrap().pending_compression <= 20);
+    assert_eq!(w.run(m.session_history()).unwrap().len(), 300);
+}
+
+#[test]
+fn a_long_term_hook_may_call_back_into_the_memory() {
+    struct Hook(RefCell<Option<Memory>>);
+    impl LongTermSource for Hook {
+        fn block<'a>(&'a self, query: &'a str, _budget: u32) -> LocalBoxFuture<'a, Result<String>> {
+            Box::pin(async move {
+                let m = self.0.borrow().clone().unwrap();
+                let hits = m.search(query, &SearchOptions::default()).await?;
+                m.usage()?;
+                Ok(hits.into_iter().map(|h| format!("- {}", h.text)).collect::<Vec<_>>().join("\n"))
+            })
+        }
+    }
+    let mut w = World::new();
+    let hook = Rc::new(Hook(RefCell::new(None)));
+    let mut ports = w.ports(None);
+    ports.long_term = Some(hook.clone());
+    let m = w.open_with(options("chat"), ports);
+    *hook.0.borrow_mut() = Some(m.clone());
+    w.run(m.remember(fact("Prefers Rust"))).unwrap();
+    let req = ContextRequest { query: Some("Rust".into()), ..Default::default() };
+    let ctx = w.run(m.build_context(req)).unwrap();
+    assert!(ctx.messages[0].content.contains("Prefers Rust"));
+    *hook.0.borrow_mut() = None;
+}
+
+#[test]
+fn an_owed_session_end_resumes_on_open_and_idle_waits_for_it() {
+    let mut w = World::new();
+    let failing = Rc::new(ScriptedLlm::responding(|_| Reply::BadRequest));
+    let a = w.open("chat", Some(failing));
+    for i in 0..25 {
+        w.run(a.add(user(&format!("I enjoy hobby {i}")))).unwrap();
+    }
+    assert!(w.run(a.end_session()).is_ok(), "the judge falls back to rules");
+    assert_eq!(w.run(a.pending_work()).unwrap().len(), 1, "the summary is owed");
+    let b = w.open("chat", Some(judge_model()));
+    assert_eq!(b.running(), 1);
+    w.run(b.idle());
+    assert!(w.run(b.pending_work()).unwrap().is_empty());
+}
