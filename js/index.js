@@ -5,6 +5,7 @@
 // packs loaded on demand with `loadTokenizer`; until one is loaded, counts
 // use the estimate and say so.
 import init, { initSync, Tokenizer } from "./agent_memory.js";
+import "./guard.js";
 
 export * from "./agent_memory.js";
 export { init as default, init, initSync };

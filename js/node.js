@@ -1,6 +1,7 @@
 // agent-memory for Node.js: the wasm is loaded synchronously on import.
 import { readFileSync } from "node:fs";
 import { initSync, Tokenizer } from "./agent_memory.js";
+import "./guard.js";
 
 initSync({ module: readFileSync(new URL("./agent_memory_bg.wasm", import.meta.url)) });
 
@@ -19,5 +20,15 @@ export async function loadTokenizer(source) {
   const path = source === "cl100k" || source === "o200k"
     ? new URL(`./packs/${source}.amtk`, import.meta.url)
     : source;
-  return Tokenizer.fromPack(readFileSync(path));
+  let bytes;
+  try {
+    bytes = readFileSync(path);
+  } catch (cause) {
+    // Node's own error (ENOENT, a bad path type) becomes a typed one.
+    const err = new Error(`tokenizer pack could not be read: ${cause?.message ?? cause}`, { cause });
+    err.name = "AgentMemoryError";
+    err.code = "TOKENIZER_PACK";
+    throw err;
+  }
+  return Tokenizer.fromPack(bytes);
 }

@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 /// window with 500 tokens for the system prompt, 800 for tool definitions,
 /// 2000 for the response, and compression past 80% of the rest.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct BudgetOptions {
     pub context_window: u32,
     pub reserved_for_system: u32,

@@ -20,7 +20,7 @@ use crate::tokens::Tokenizer;
 
 /// How the long-term block of a request is chosen.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct RecallOptions {
     /// The agent whose memories join the user profile in the block.
     pub agent_id: Option<String>,

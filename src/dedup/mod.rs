@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 
 /// Thresholds, with the design's defaults.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct DedupOptions {
     pub jaccard: f64,
     pub levenshtein: f64,

@@ -20,7 +20,7 @@ use crate::tokens::Tokenizer;
 
 /// How model calls are governed. Defaults suit a hosted chat model.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct LlmOptions {
     /// One attempt may take this long before it is abandoned. Default 60 s.
     pub timeout_ms: u32,

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 /// BM25 parameters.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct Bm25Params {
     pub k1: f32,
     pub b: f32,

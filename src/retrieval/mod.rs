@@ -49,7 +49,7 @@ pub enum Fusion {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct SearchOptions {
     pub top_k: u32,
     /// Only these scopes (default: all).

@@ -38,7 +38,7 @@ use crate::window::Item;
 
 /// Options of a session, with the designs' defaults.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct SessionOptions {
     pub budget: BudgetOptions,
     /// Live messages may hold this many tokens before the oldest are evicted

@@ -71,8 +71,22 @@ pub(crate) fn from_js<T: serde::de::DeserializeOwned>(
         return Err(js_error(Error::invalid(format!("{what} must be an object"))));
     }
     check_fields(&value, &format!("{what} field"), fields)?;
-    serde_wasm_bindgen::from_value(value)
-        .map_err(|e| js_error(Error::new(ErrorCode::InvalidInput, format!("invalid {what}: {e}"))))
+    let invalid = |e: &dyn std::fmt::Display| js_error(Error::invalid(format!("invalid {what}: {e}")));
+    let parsed = serde_wasm_bindgen::from_value(value.clone()).map_err(|e| invalid(&e))?;
+    // serde_wasm_bindgen reads only the fields a struct names, so a misspelt
+    // nested option (`budget: { contextWindw }`) would pass unseen; serde_json
+    // honours `deny_unknown_fields` at every depth. Only its unknown-field
+    // verdict counts: JSON has no NaN or undefined, which the read above
+    // already judged.
+    if let Err(e) = json_of(&value, what).and_then(|json| {
+        serde_json::from_str::<serde::de::IgnoredAny>(&json).map_err(|_| JsValue::NULL)?;
+        serde_json::from_str::<T>(&json).map(drop).map_err(|e| JsValue::from_str(&e.to_string()))
+    }) {
+        if let Some(message) = e.as_string().filter(|m| m.contains("unknown field")) {
+            return Err(invalid(&message));
+        }
+    }
+    Ok(parsed)
 }
 
 /// What a thrown JS value says: an `Error`'s message, a string as is,
