@@ -208,6 +208,13 @@ pub fn new_id(timestamp_ms: i64) -> String {
     })
 }
 
+/// 64 random bits, never 0: the random part of a fresh UUID v7 (the
+/// crate's one source of randomness).
+pub fn random_u64(now_ms: i64) -> u64 {
+    let id = new_id(now_ms);
+    uuid::Uuid::parse_str(&id).map_or(0, |u| u.as_u128() as u64).max(1)
+}
+
 impl MemoryEntry {
     /// A new entry with a fresh id; validates what a caller could get wrong.
     pub fn new(content: impl Into<String>, kind: Kind, role: Role, scope: Scope, timestamp: i64) -> Self {

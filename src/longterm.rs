@@ -15,8 +15,10 @@
 //!   consolidation) are kept with a TTL.
 //!
 //! Store layout: `lt/entry/<id>` (entry JSON), `lt/processed/<hash>` (expiry,
-//! ms), `lt/meta/generation` (bumped on every write, so another tab's changes
-//! are noticed and reloaded before the next write).
+//! ms), `lt/meta/generation` (a fresh random number on every write, so
+//! another instance's changes are noticed at its next read or write; random
+//! rather than counted, so a namespace deleted and written anew cannot come
+//! back to a number an instance already holds).
 
 use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
@@ -224,6 +226,11 @@ impl LongTermMemory {
         })
     }
 
+    /// A generation no instance holds (and never the unreadable marker).
+    fn next_generation(&self) -> u64 {
+        crate::entry::random_u64(self.clock.now_ms()).min(u64::MAX - 1)
+    }
+
     /// How many times the entries were reloaded from the store.
     pub fn reloads(&self) -> u64 {
         self.reloads
@@ -245,7 +252,7 @@ impl LongTermMemory {
         for e in &entries {
             items.push((entry_key(&e.id), to_json(e)?));
         }
-        let generation = self.generation.wrapping_add(1) % (u64::MAX - 1);
+        let generation = self.next_generation();
         items.push((GENERATION_KEY.to_string(), generation.to_string()));
         self.store.put_many(items.clone()).await?;
         self.generation = generation;
@@ -496,10 +503,9 @@ impl LongTermMemory {
             self.store.list(ENTRY_PREFIX).await?.into_iter().map(|(k, _)| k).collect();
         keys.extend(self.store.list(PROCESSED_PREFIX).await?.into_iter().map(|(k, _)| k));
         self.store.delete_many(keys.clone()).await?;
-        // The generation moves on rather than restarting at 0, so that an
-        // instance that last saw generation 1 cannot mistake the first write
-        // after the purge for what it already has.
-        let generation = self.stored_generation().await?.wrapping_add(1) % (u64::MAX - 1);
+        // A new generation rather than none: an instance that saw the old
+        // one must reload, and a later write's number is new to it too.
+        let generation = self.next_generation();
         self.store.put_many(vec![(GENERATION_KEY.to_string(), generation.to_string())]).await?;
         for key in keys.iter().chain([&GENERATION_KEY.to_string()]) {
             self.damage.repaired(key);
@@ -518,7 +524,7 @@ impl LongTermMemory {
             return Ok(());
         }
         self.store.delete_many(ids.iter().map(|id| entry_key(id)).collect()).await?;
-        let generation = self.generation.wrapping_add(1) % (u64::MAX - 1);
+        let generation = self.next_generation();
         self.store.put_many(vec![(GENERATION_KEY.to_string(), generation.to_string())]).await?;
         self.generation = generation;
         for id in &ids {
@@ -540,8 +546,13 @@ impl LongTermMemory {
     /// Records processed-message hashes for `ttl_ms`.
     pub async fn mark_processed(&mut self, hashes: &[String], ttl_ms: i64) -> Result<()> {
         let exp = self.clock.now_ms() + ttl_ms;
-        let items = hashes.iter().map(|h| (format!("{PROCESSED_PREFIX}{h}"), exp.to_string())).collect();
+        let mut items: Vec<(String, String)> =
+            hashes.iter().map(|h| (format!("{PROCESSED_PREFIX}{h}"), exp.to_string())).collect();
+        // A new generation, so other instances see the marks at their next look.
+        let generation = self.next_generation();
+        items.push((GENERATION_KEY.to_string(), generation.to_string()));
         self.store.put_many(items).await?;
+        self.generation = generation;
         for h in hashes {
             self.processed.insert(h.clone(), exp);
         }
@@ -712,7 +723,7 @@ mod tests {
         let env = Env::new();
         let mut lt = env.open();
         block_on(lt.remember(env.fact("I like Java"))).unwrap();
-        let generation = lt.generation;
+        let writes = env.store.writes();
         let batch = vec![
             env.fact("Lives in Lisbon"),
             env.fact("i like java."),
@@ -731,7 +742,7 @@ mod tests {
             .collect();
         assert_eq!(kinds, ["stored", "duplicate", "duplicate", "stored", "superseded"]);
         // One write for the new ones, one for the supersession (new, then expiry).
-        assert_eq!(lt.generation, generation + 3);
+        assert_eq!(env.store.writes(), writes + 3);
         let mut valid: Vec<&str> = lt.valid().iter().map(|e| e.content.as_str()).collect();
         valid.sort();
         assert_eq!(valid, ["Has two cats", "I like Java and Kotlin", "Lives in Lisbon"]);

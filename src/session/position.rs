@@ -87,12 +87,9 @@ pub fn decode(text: &str) -> Option<Seq> {
     }
 }
 
-/// A fresh writer id: the random bits of a UUID v7 (the crate's one source
-/// of randomness), never 0 (0 marks positions written before writers).
+/// A fresh writer id, never 0 (0 marks positions written before writers).
 pub fn new_writer_id(now_ms: i64) -> u64 {
-    let id = crate::entry::new_id(now_ms);
-    let random = uuid::Uuid::parse_str(&id).map_or(0, |u| u.as_u128() as u64);
-    random.max(1)
+    crate::entry::random_u64(now_ms)
 }
 
 #[cfg(test)]

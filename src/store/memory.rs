@@ -1,6 +1,6 @@
 //! The in-memory store: tests, Node, and ephemeral sessions.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 
 use super::Store;
@@ -10,11 +10,17 @@ use crate::ports::LocalBoxFuture;
 #[derive(Debug, Default)]
 pub struct MemoryStore {
     map: RefCell<BTreeMap<String, String>>,
+    writes: Cell<u64>,
 }
 
 impl MemoryStore {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Write calls (`put_many`) so far: what a test of batching counts.
+    pub fn writes(&self) -> u64 {
+        self.writes.get()
     }
 }
 
@@ -25,6 +31,7 @@ impl Store for MemoryStore {
     }
 
     fn put_many(&self, items: Vec<(String, String)>) -> LocalBoxFuture<'_, Result<()>> {
+        self.writes.set(self.writes.get() + 1);
         self.map.borrow_mut().extend(items);
         Box::pin(async { Ok(()) })
     }

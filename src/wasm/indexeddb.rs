@@ -15,6 +15,17 @@
 //! the index fields inside `records` objects. Opening an older database
 //! migrates it inside the upgrade transaction, so a migration is all or
 //! nothing.
+//!
+//! Other tabs: when another tab upgrades or deletes the database
+//! (`versionchange`), this connection closes at once, so the other tab is
+//! never blocked by it, and reopens on its next call (a deleted namespace
+//! is created anew; a newer schema than this code knows is a typed error).
+//! When this tab's open is blocked by a tab that does not close (an older
+//! version of this library, or other code), the open fails with `BLOCKED`
+//! instead of hanging, and the connection, should it open later, is closed.
+
+use std::cell::RefCell;
+use std::rc::Rc;
 
 use js_sys::{Array, Promise};
 use wasm_bindgen::prelude::*;
@@ -173,7 +184,58 @@ async fn transaction_done(tx: &IdbTransaction, context: &str) -> Result<()> {
 }
 
 pub struct IndexedDbStore {
-    db: IdbDatabase,
+    namespace: String,
+    /// The open connection; `None` once another tab's `versionchange`
+    /// closed it (the next call reopens).
+    db: Rc<RefCell<Option<IdbDatabase>>>,
+}
+
+/// Opens (creating or migrating) a namespace's database.
+async fn open_database(name: &str) -> Result<IdbDatabase> {
+    let req = factory()?.open_with_u32(name, SCHEMA_VERSION).map_err(|e| idb_error("open", e))?;
+    // Migrations run in `onupgradeneeded`, before success fires, keyed on
+    // the event's old version. A failure aborts the upgrade transaction,
+    // which fails the open and leaves the old version as it was.
+    let on_upgrade = Closure::once_into_js({
+        let req = req.clone();
+        move |event: web_sys::IdbVersionChangeEvent| {
+            let Ok(result) = req.result() else { return };
+            let db: IdbDatabase = result.unchecked_into();
+            if upgrade(&db, req.transaction(), event.old_version() as u32).is_err() {
+                if let Some(tx) = req.transaction() {
+                    let _ = tx.abort();
+                }
+            }
+        }
+    });
+    req.set_onupgradeneeded(Some(on_upgrade.unchecked_ref()));
+    let blocked = Promise::new(&mut |resolve, _| req.set_onblocked(Some(&resolve)));
+    let done = request_done(&req, "open");
+    futures::pin_mut!(done);
+    match futures::future::select(done, JsFuture::from(blocked)).await {
+        futures::future::Either::Left((db, _)) => {
+            req.set_onupgradeneeded(None);
+            req.set_onblocked(None);
+            Ok(db?.unchecked_into())
+        }
+        futures::future::Either::Right(_) => {
+            // Should the open succeed once the other tab lets go, the
+            // connection is closed rather than left open unowned.
+            let close = Closure::once_into_js({
+                let req = req.clone();
+                move |_: web_sys::Event| {
+                    if let Ok(db) = req.result() {
+                        db.unchecked_into::<IdbDatabase>().close();
+                    }
+                }
+            });
+            req.set_onsuccess(Some(close.unchecked_ref()));
+            Err(Error::new(
+                ErrorCode::Blocked,
+                format!("IndexedDB open of {name:?} is blocked: another tab holds an older version open; close or reload it"),
+            ))
+        }
+    }
 }
 
 impl IndexedDbStore {
@@ -187,36 +249,43 @@ impl IndexedDbStore {
         if namespace.is_empty() {
             return Err(Error::invalid("namespace must not be empty"));
         }
-        let req = factory()?
-            .open_with_u32(&Self::database_name(namespace), SCHEMA_VERSION)
-            .map_err(|e| idb_error("open", e))?;
-        // Migrations run in `onupgradeneeded`, before success fires, keyed on
-        // the event's old version. A failure aborts the upgrade transaction,
-        // which fails the open and leaves the old version as it was.
-        let on_upgrade = Closure::once_into_js({
-            let req = req.clone();
-            move |event: web_sys::IdbVersionChangeEvent| {
-                let Ok(result) = req.result() else { return };
-                let db: IdbDatabase = result.unchecked_into();
-                if upgrade(&db, req.transaction(), event.old_version() as u32).is_err() {
-                    if let Some(tx) = req.transaction() {
-                        let _ = tx.abort();
-                    }
+        let store = IndexedDbStore { namespace: namespace.to_string(), db: Rc::default() };
+        store.connection().await?;
+        Ok(store)
+    }
+
+    /// The open connection, reopened after another tab's `versionchange`
+    /// closed it.
+    async fn connection(&self) -> Result<IdbDatabase> {
+        if let Some(db) = self.db.borrow().as_ref() {
+            return Ok(db.clone());
+        }
+        let db = open_database(&Self::database_name(&self.namespace)).await?;
+        let on_version_change = Closure::<dyn Fn()>::new({
+            let (slot, db) = (Rc::downgrade(&self.db), db.clone());
+            move || {
+                db.close();
+                if let Some(slot) = slot.upgrade() {
+                    slot.borrow_mut().take();
                 }
             }
         });
-        req.set_onupgradeneeded(Some(on_upgrade.unchecked_ref()));
-        let db = request_done(&req, "open").await?;
-        req.set_onupgradeneeded(None);
-        Ok(IndexedDbStore { db: db.unchecked_into() })
+        db.set_onversionchange(Some(on_version_change.as_ref().unchecked_ref()));
+        // Lives as long as the connection's handler may fire: the page's life.
+        on_version_change.forget();
+        *self.db.borrow_mut() = Some(db.clone());
+        Ok(db)
     }
 
     /// Closes the connection (the data stays).
     pub fn close(&self) {
-        self.db.close();
+        if let Some(db) = self.db.borrow_mut().take() {
+            db.close();
+        }
     }
 
-    /// Deletes a namespace's whole database.
+    /// Deletes a namespace's whole database. Open connections of this
+    /// library close on the `versionchange` it fires.
     pub async fn delete_database(namespace: &str) -> Result<()> {
         let req = factory()?
             .delete_database(&Self::database_name(namespace))
@@ -224,18 +293,22 @@ impl IndexedDbStore {
         request_done(&req, "delete database").await.map(|_| ())
     }
 
-    fn records(&self, mode: IdbTransactionMode) -> Result<(IdbTransaction, IdbObjectStore)> {
-        let tx =
-            self.db.transaction_with_str_and_mode(RECORDS, mode).map_err(|e| idb_error("transaction", e))?;
+    async fn records(&self, mode: IdbTransactionMode) -> Result<(IdbTransaction, IdbObjectStore)> {
+        let tx = self
+            .connection()
+            .await?
+            .transaction_with_str_and_mode(RECORDS, mode)
+            .map_err(|e| idb_error("transaction", e))?;
         let store = tx.object_store(RECORDS).map_err(|e| idb_error("transaction", e))?;
         Ok((tx, store))
     }
 
     /// A write transaction over both stores.
-    fn both(&self) -> Result<(IdbTransaction, IdbObjectStore, IdbObjectStore)> {
+    async fn both(&self) -> Result<(IdbTransaction, IdbObjectStore, IdbObjectStore)> {
         let names = Array::of2(&RECORDS.into(), &MEMORIES.into());
         let tx = self
-            .db
+            .connection()
+            .await?
             .transaction_with_str_sequence_and_mode(&names, IdbTransactionMode::Readwrite)
             .map_err(|e| idb_error("transaction", e))?;
         let records = tx.object_store(RECORDS).map_err(|e| idb_error("transaction", e))?;
@@ -244,7 +317,7 @@ impl IndexedDbStore {
     }
 
     async fn get_impl(&self, key: &str) -> Result<Option<String>> {
-        let (_tx, store) = self.records(IdbTransactionMode::Readonly)?;
+        let (_tx, store) = self.records(IdbTransactionMode::Readonly).await?;
         let req = store.get(&JsValue::from_str(key)).map_err(|e| idb_error("get", e))?;
         Ok(record_text(&request_done(&req, "get").await?))
     }
@@ -253,7 +326,7 @@ impl IndexedDbStore {
         if items.is_empty() {
             return Ok(());
         }
-        let (tx, records, memories) = self.both()?;
+        let (tx, records, memories) = self.both().await?;
         for (k, v) in &items {
             let key = JsValue::from_str(k);
             let mut put = records.put_with_key(&JsValue::from_str(v), &key).map(|_| ());
@@ -272,7 +345,7 @@ impl IndexedDbStore {
         if keys.is_empty() {
             return Ok(());
         }
-        let (tx, records, memories) = self.both()?;
+        let (tx, records, memories) = self.both().await?;
         for k in &keys {
             let key = JsValue::from_str(k);
             let mut delete = records.delete(&key).map(|_| ());
@@ -288,7 +361,7 @@ impl IndexedDbStore {
     }
 
     async fn list_impl(&self, prefix: &str) -> Result<Vec<(String, String)>> {
-        let (_tx, store) = self.records(IdbTransactionMode::Readonly)?;
+        let (_tx, store) = self.records(IdbTransactionMode::Readonly).await?;
         // Every key that starts with the prefix sorts between it and the
         // prefix followed by the highest UTF-16 code unit.
         let range =

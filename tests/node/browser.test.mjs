@@ -96,6 +96,71 @@ test("two pages remembering concurrently end with no duplicates and nothing lost
   assert.equal(outcomes.filter((o) => o === "duplicate").length, 5);
 });
 
+/** A page of tests/browser/harness.html with a Memory on `ns` and `session`, ready to be driven. */
+async function harness(ns, session) {
+  const context = browser.contexts()[0] ?? (await browser.newContext());
+  const page = await context.newPage();
+  await page.goto(`${base}tests/browser/harness.html?ns=${ns}&session=${encodeURIComponent(session)}`);
+  await page.waitForFunction(() => window.__ready !== undefined, null, { timeout: 60_000 });
+  assert.equal(await page.evaluate(() => window.__ready), true);
+  return page;
+}
+
+test("two real pages on one session keep every message; a sub-agent page writes beside its parent", async () => {
+  const ns = `session-${Date.now()}`;
+  const [a, b] = [await harness(ns, "chat"), await harness(ns, "chat")];
+  const write = (page, tag) => page.evaluate(async (tag) => {
+    for (let i = 0; i < 20; i++) await window.m.add({ content: `${tag} ${i}` });
+  }, tag);
+  await Promise.all([write(a, "a"), write(b, "b")]);
+  const history = await a.evaluate(async () => (await window.m.sessionHistory()).map((e) => e.content));
+  assert.equal(history.length, 40, `${history}`);
+  for (const tag of ["a", "b"]) {
+    assert.deepEqual(history.filter((c) => c.startsWith(tag)), Array.from({ length: 20 }, (_, i) => `${tag} ${i}`));
+  }
+  const seenByB = await b.evaluate(async () => (await window.m.buildContext({})).messages.map((m) => m.content));
+  assert.deepEqual(seenByB, history, "each page's request holds the other's messages");
+
+  const sub = await harness(ns, "agent:chat");
+  await sub.evaluate(async () => {
+    await window.m.add({ role: "user", content: "sub: look it up" });
+    await window.m.add({ role: "assistant", content: "", toolCalls: [{ id: "t1", name: "f", arguments: "{}" }] });
+    await window.m.add({ role: "tool", content: "raw tool output", toolCallId: "t1" });
+    await window.m.add({ role: "assistant", content: "sub: found it" });
+  });
+  await a.evaluate(() => window.m.add({ role: "assistant", content: "parent: done" }));
+  const after = await b.evaluate(async () => (await window.m.sessionHistory()).map((e) => e.content));
+  assert.deepEqual(after.slice(40), ["sub: look it up", "sub: found it", "parent: done"]);
+  for (const p of [a, b, sub]) await p.close();
+});
+
+test("a page sees another page's memories at its next read; deleting the namespace never blocks on an open page", async () => {
+  const ns = `stale-${Date.now()}`;
+  const [a, b] = [await harness(ns, "s1"), await harness(ns, "s2")];
+  assert.deepEqual(await b.evaluate(async () => (await window.m.memories()).length), 0);
+  await a.evaluate(() => window.m.remember({ content: "Lives in Lisbon" }));
+  const seen = await b.evaluate(async () => ({
+    memories: (await window.m.memories()).map((e) => e.content),
+    exported: (await window.m.exportMemories()).entries.length,
+    hits: (await window.m.search("Lisbon")).length,
+  }));
+  assert.deepEqual(seen, { memories: ["Lives in Lisbon"], exported: 1, hits: 1 });
+  // Another page deletes the namespace while both pages hold it open: the
+  // open connections close on versionchange, so the delete is not blocked,
+  // and the pages keep working on the fresh database.
+  const deleted = await b.evaluate(() => window.am.Memory.deleteNamespace(new URLSearchParams(location.search).get("ns"), "indexeddb").then(() => "ok", (e) => `${e.code}: ${e.message}`));
+  assert.equal(deleted, "ok");
+  const afterDelete = await a.evaluate(async () => {
+    const r = await window.m.remember({ content: "Moved to Porto" });
+    return { r, stats: await window.m.stats(), all: (await window.m.memories()).map((e) => e.content) };
+  });
+  assert.equal(afterDelete.r.outcome, "stored");
+  assert.deepEqual(afterDelete.all, ["Moved to Porto"]);
+  assert.deepEqual(await b.evaluate(async () => (await window.m.memories()).map((e) => e.content)), ["Moved to Porto"]);
+  await a.close();
+  await b.close();
+});
+
 test("export, purge and import on IndexedDB give back the same state", async () => {
   const r = await runPage(browser, `${base}tests/browser/export.html?ns=export-${Date.now()}`, "__result");
   assert.equal(r.error, undefined, r.error);
