@@ -9,6 +9,7 @@
 // request from a queue: 429 (with Retry-After), 500, a hang, invalid JSON,
 // empty content, JSON with wrong types.
 import { createServer } from "node:http";
+import { get_encoding } from "tiktoken";
 
 /** "I now prefer Go" -> "User now prefers Go"; "我喜欢…" -> "用户喜欢…"; else null. */
 function thirdPerson(s) {
@@ -71,7 +72,13 @@ export function scriptedModel(body) {
   return summarize(user);
 }
 
-const tokens = (s) => Math.ceil(s.length / 4);
+// Usage is counted as OpenAI bills it (o200k, the documented per-message
+// rules: 3 tokens per message plus its role and content, 3 to prime the
+// reply), so tests can hold the library's own totals against it.
+let encoder;
+const tokens = (s) => (encoder ??= get_encoding("o200k_base")).encode(s).length;
+export const promptTokens = (messages) =>
+  messages.reduce((n, m) => n + 3 + tokens(m.role) + tokens(m.content ?? ""), 0) + 3;
 
 /**
  * Starts the server; resolves to { url, endpoint, faults, requests, close }.
@@ -107,7 +114,7 @@ export function startLlmServer({ port = 0, latencyMs = 0 } = {}) {
     if (fault === "invalid-json") content = "Here are the memories: {memories: [oops";
     if (fault === "empty") content = "";
     if (fault === "wrong-types") content = JSON.stringify({ memories: [{ content: 42 }, { content: "  ", importance: "x" }, "User likes wrong types", { content: ["nested"] }] });
-    const prompt = body.messages.reduce((n, m) => n + tokens(m.content) + 4, 0);
+    const prompt = promptTokens(body.messages);
     send(200, {
       id: "chatcmpl-local", object: "chat.completion", model: body.model,
       choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }],

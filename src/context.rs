@@ -14,7 +14,7 @@ use serde::Serialize;
 use crate::budget::TokenBudget;
 use crate::entry::Role;
 use crate::error::{Error, ErrorCode, Result};
-use crate::message::{text_message_tokens, ChatMessage, MESSAGE_OVERHEAD};
+use crate::message::{text_message_tokens, ChatMessage, MESSAGE_OVERHEAD, REPLY_PRIMING};
 use crate::tokens::{truncate_to_lines, truncate_to_tokens, Tokenizer, TokenizerId};
 use crate::window::{assemble, Item, LeftOut, WindowRequest};
 
@@ -121,7 +121,7 @@ fn build_once(input: &ContextInput, max_window_tokens: Option<u32>) -> Result<Co
         chat.last().is_none_or(|last| !(last.entry.role == Role::User && last.entry.content == *q))
     });
     let query_tokens = append_query.map_or(0, |q| text_message_tokens(tok, q));
-    let fixed = system_tokens + tools_tokens + query_tokens;
+    let fixed = system_tokens + tools_tokens + query_tokens + REPLY_PRIMING;
     if fixed > limit {
         return Err(too_big("the system prompt, tools and new message", fixed));
     }
@@ -195,7 +195,8 @@ fn build_once(input: &ContextInput, max_window_tokens: Option<u32>) -> Result<Co
         Some(m) if m.role == Role::System => text_message_tokens(tok, &m.content),
         _ => 0,
     };
-    let total = system_total + window.tokens + query_tokens + tools_tokens;
+    let priming = if messages.is_empty() { 0 } else { REPLY_PRIMING };
+    let total = system_total + window.tokens + query_tokens + tools_tokens + priming;
     let summary_sent = if window.summary_used { summary_tokens.unwrap_or(0) } else { 0 };
     let report = ContextReport {
         tokenizer: tok.id(),
@@ -217,7 +218,13 @@ fn build_once(input: &ContextInput, max_window_tokens: Option<u32>) -> Result<Co
     Ok(Context { messages, report })
 }
 
-/// Exact tokens of a `messages` array as the budget counts it.
+/// Exact tokens of a `messages` array as the provider bills it (the reply
+/// priming included).
 pub fn total_tokens(tok: &dyn Tokenizer, messages: &[ChatMessage]) -> u32 {
-    messages.iter().map(|m| tok.count(&m.countable_text()) as u32 + MESSAGE_OVERHEAD).sum()
+    let sum: u32 = messages.iter().map(|m| tok.count(&m.countable_text()) as u32 + MESSAGE_OVERHEAD).sum();
+    if messages.is_empty() {
+        0
+    } else {
+        sum + REPLY_PRIMING
+    }
 }

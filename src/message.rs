@@ -11,6 +11,12 @@ use crate::tokens::Tokenizer;
 /// window of many short messages inside the budget.
 pub const MESSAGE_OVERHEAD: u32 = 4;
 
+/// Tokens every request costs once, beyond its messages: the provider
+/// primes the reply with `<|start|>assistant<|message|>` (OpenAI's documented
+/// counting rules). With it, a request's total is the `prompt_tokens` the
+/// provider bills.
+pub const REPLY_PRIMING: u32 = 3;
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FunctionCall {
     pub name: String,

@@ -236,7 +236,8 @@ impl Governor {
                     .messages
                     .iter()
                     .map(|m| tokenizer.count(&m.content) as u64 + crate::message::MESSAGE_OVERHEAD as u64)
-                    .sum();
+                    .sum::<u64>()
+                    + crate::message::REPLY_PRIMING as u64;
                 (prompt, tokenizer.count(&response.content) as u64, true)
             }
         };

@@ -186,3 +186,37 @@ test("the same bad call 100,000 times leaves the instance working", async () => 
   const fresh = await am.Memory.open({ namespace: "u", sessionId: "s2" });
   assert.equal((await fresh.buildContext({ query: "hi" })).messages.length, 1);
 });
+
+test("buildContext's total is what the provider bills: tiktoken's per-message rules and the server's usage", async () => {
+  const { get_encoding } = await import("tiktoken");
+  const { startLlmServer, promptTokens } = await import("../../scripts/llm-server.mjs");
+  const m = await am.Memory.open({ namespace: "u", sessionId: "billing" });
+  m.setTokenizer(await am.loadTokenizer("o200k"));
+  await m.remember({ content: "Prefers Rust for systems code" });
+  const turns = [["Hi! 我喜欢用 Rust 写代码", "Great choice."], ["What about async?", "Tokio is common."], ["And tests?", "cargo test."]];
+  for (const [q, a] of turns) {
+    await m.add({ role: "user", content: q });
+    await m.add({ role: "assistant", content: a });
+  }
+  const { messages, report } = await m.buildContext({ query: "Which language do I like for systems code?", system: "Be brief." });
+  assert.equal(messages.length, 8);
+  const enc = get_encoding("o200k_base");
+  try {
+    const billed = messages.reduce((n, msg) => n + 3 + enc.encode(msg.role).length + enc.encode(msg.content).length, 0) + 3;
+    assert.equal(report.total, billed);
+  } finally {
+    enc.free();
+  }
+  assert.equal(report.total, promptTokens(messages));
+  // The same request sent to the local OpenAI-compatible server.
+  const llm = await startLlmServer();
+  try {
+    const res = await fetch(llm.endpoint, {
+      method: "POST", headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "local", messages }),
+    });
+    assert.equal((await res.json()).usage.prompt_tokens, report.total);
+  } finally {
+    await llm.close();
+  }
+});
