@@ -86,15 +86,15 @@ pub fn entry_tokens(tok: &dyn Tokenizer, entry: &mut MemoryEntry) -> u32 {
     let text = match entry.tokens.get(tok.id()) {
         Some(n) => n,
         None => {
-            let n = tok.count(&entry.countable_text()) as u32;
+            let n = u32::try_from(tok.count(&entry.countable_text())).unwrap_or(u32::MAX);
             entry.tokens.set(tok.id(), n);
             n
         }
     };
-    text + MESSAGE_OVERHEAD
+    text.saturating_add(MESSAGE_OVERHEAD)
 }
 
 /// Tokens of a plain text sent as one message.
 pub fn text_message_tokens(tok: &dyn Tokenizer, text: &str) -> u32 {
-    tok.count(text) as u32 + MESSAGE_OVERHEAD
+    u32::try_from(tok.count(text)).unwrap_or(u32::MAX).saturating_add(MESSAGE_OVERHEAD)
 }

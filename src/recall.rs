@@ -245,7 +245,7 @@ impl Recall {
             scopes.push(Scope::Agent(a.clone()));
         }
         let opts = SearchOptions {
-            top_k: self.options.top_k_per_scope * scopes.len() as u32,
+            top_k: self.options.top_k_per_scope.saturating_mul(scopes.len() as u32),
             per_scope_top_k: Some(self.options.top_k_per_scope),
             min_score: self.options.min_score,
             scopes: Some(scopes),

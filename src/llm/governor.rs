@@ -272,7 +272,10 @@ impl Semaphore {
                 self.free.set(self.free.get() - 1);
                 Poll::Ready(())
             } else {
-                self.waiters.borrow_mut().push_back(cx.waker().clone());
+                let mut waiters = self.waiters.borrow_mut();
+                if !waiters.iter().any(|w| w.will_wake(cx.waker())) {
+                    waiters.push_back(cx.waker().clone());
+                }
                 Poll::Pending
             }
         })
@@ -282,9 +285,13 @@ impl Semaphore {
 }
 
 impl Drop for Permit<'_> {
+    /// Wakes every waiter, not the first: a waiter may have been dropped
+    /// (its call abandoned), and a wake handed only to it would be lost,
+    /// leaving a free permit and calls waiting forever. The woken re-check;
+    /// all but one wait again (the waiters are few: calls of one memory).
     fn drop(&mut self) {
         self.0.free.set(self.0.free.get() + 1);
-        if let Some(w) = self.0.waiters.borrow_mut().pop_front() {
+        for w in self.0.waiters.take() {
             w.wake();
         }
     }
@@ -378,5 +385,36 @@ mod tests {
         let out = block_on(futures::future::join_all(calls));
         assert!(out.iter().all(|r| r.is_ok()));
         assert_eq!(llm.max_in_flight(), 2);
+    }
+
+    #[test]
+    fn an_abandoned_waiter_does_not_swallow_the_next_permit() {
+        use futures::task::LocalSpawnExt;
+        let mut pool = futures::executor::LocalPool::new();
+        let llm = Rc::new(ScriptedLlm::responding(|_| Reply::text("ok")));
+        let clock = Rc::new(crate::ports::clock::SteppedClock::new(0));
+        let options = LlmOptions { concurrency: 1, ..LlmOptions::default() };
+        let g = Rc::new(Governor::new(llm.clone(), clock, options).unwrap());
+        let call = |g: Rc<Governor>| async move {
+            let request = LlmRequest {
+                messages: vec![LlmMessage { role: "user".into(), content: "hi".into() }],
+                json: false,
+                max_tokens: None,
+            };
+            g.call(Purpose::Summary, request, &Estimate).await.map(|r| r.content)
+        };
+        let release = llm.hold();
+        let first = pool.spawner().spawn_local_with_handle(call(g.clone())).unwrap();
+        let abandoned = pool.spawner().spawn_local_with_handle(call(g.clone())).unwrap();
+        let third = pool.spawner().spawn_local_with_handle(call(g.clone())).unwrap();
+        pool.run_until_stalled();
+        assert_eq!(llm.requests().len(), 1, "one permit: the others wait");
+        drop(abandoned);
+        release.send(()).unwrap();
+        pool.run_until_stalled();
+        use futures::FutureExt;
+        assert_eq!(first.now_or_never().unwrap().unwrap(), "ok");
+        let third = third.now_or_never().expect("the permit reached the third call");
+        assert_eq!(third.unwrap(), "ok");
     }
 }

@@ -13,6 +13,7 @@ use super::*;
 use crate::entry::{Kind, Role};
 use crate::llm::testing::{Reply, ScriptedLlm};
 use crate::longterm::new_memory;
+use crate::ports::clock::SteppedClock;
 use crate::ports::lock::LocalLocks;
 use crate::ports::LocalBoxFuture;
 use crate::store::MemoryStore;
@@ -87,40 +88,6 @@ impl Store for YieldingStore {
     }
 }
 
-/// A clock whose sleeps end only when the test moves time past them, so a
-/// held model is not timed out behind the test's back.
-struct SteppedClock {
-    now: Cell<i64>,
-    sleepers: RefCell<Vec<std::task::Waker>>,
-}
-
-impl SteppedClock {
-    fn advance(&self, ms: i64) {
-        self.now.set(self.now.get() + ms);
-        for waker in self.sleepers.take() {
-            waker.wake();
-        }
-    }
-}
-
-impl Clock for SteppedClock {
-    fn now_ms(&self) -> i64 {
-        self.now.get()
-    }
-
-    fn sleep(&self, ms: u32) -> LocalBoxFuture<'_, ()> {
-        let deadline = self.now.get() + ms as i64;
-        Box::pin(std::future::poll_fn(move |cx| {
-            if self.now.get() >= deadline {
-                std::task::Poll::Ready(())
-            } else {
-                self.sleepers.borrow_mut().push(cx.waker().clone());
-                std::task::Poll::Pending
-            }
-        }))
-    }
-}
-
 /// Instances sharing one store, one lock registry and one clock.
 struct World {
     pool: LocalPool,
@@ -142,7 +109,7 @@ impl World {
         World {
             pool: LocalPool::new(),
             store,
-            clock: Rc::new(SteppedClock { now: Cell::new(1_700_000_000_000), sleepers: RefCell::default() }),
+            clock: Rc::new(SteppedClock::new(1_700_000_000_000)),
             locks: Rc::new(LocalLocks::default()),
         }
     }

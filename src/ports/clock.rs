@@ -72,3 +72,44 @@ impl Clock for ManualClock {
         }))
     }
 }
+
+/// A clock whose sleeps end only when the test moves time past them (timers
+/// as data: each sleep is a deadline, `advance` wakes those it passes). Use
+/// it where a call must stay pending as long as the test wants: a held model
+/// is then not timed out behind the test's back.
+#[derive(Debug, Default)]
+pub struct SteppedClock {
+    now: Cell<i64>,
+    sleepers: std::cell::RefCell<Vec<std::task::Waker>>,
+}
+
+impl SteppedClock {
+    pub fn new(start_ms: i64) -> Self {
+        SteppedClock { now: Cell::new(start_ms), sleepers: Default::default() }
+    }
+
+    pub fn advance(&self, ms: i64) {
+        self.now.set(self.now.get() + ms);
+        for waker in self.sleepers.take() {
+            waker.wake();
+        }
+    }
+}
+
+impl Clock for SteppedClock {
+    fn now_ms(&self) -> i64 {
+        self.now.get()
+    }
+
+    fn sleep(&self, ms: u32) -> LocalBoxFuture<'_, ()> {
+        let deadline = self.now.get() + ms as i64;
+        Box::pin(std::future::poll_fn(move |cx| {
+            if self.now.get() >= deadline {
+                std::task::Poll::Ready(())
+            } else {
+                self.sleepers.borrow_mut().push(cx.waker().clone());
+                std::task::Poll::Pending
+            }
+        }))
+    }
+}

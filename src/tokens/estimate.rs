@@ -50,7 +50,8 @@ pub fn estimate_tokens(text: &str) -> usize {
 /// `Some(estimate)` if it is at most `limit`; stops reading as soon as the
 /// text is known not to fit.
 pub fn estimate_tokens_up_to(text: &str, limit: usize) -> Option<usize> {
-    let cap = 12 * limit;
+    // Saturating: a limit near usize::MAX (a JS number on wasm32) means "no limit".
+    let cap = limit.saturating_mul(12);
     let mut twelfths = 0usize;
     for c in text.chars() {
         twelfths += weight(c);

@@ -149,6 +149,17 @@ pub(crate) fn js_count(value: &JsValue, what: &str) -> Result<u64, JsValue> {
     }
 }
 
+/// A non-negative integer argument as a `usize`, saturating: on wasm32 a
+/// limit of 2^32 or more means "no limit", never a wrapped small one.
+pub(crate) fn js_usize(value: &JsValue, what: &str) -> Result<usize, JsValue> {
+    Ok(usize::try_from(js_count(value, what)?).unwrap_or(usize::MAX))
+}
+
+/// A count as a JS number, saturating at `u32::MAX`.
+pub(crate) fn count_u32(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
 /// Milliseconds since the epoch from the JS clock.
 pub(crate) fn now_ms() -> i64 {
     js_sys::Date::now() as i64
@@ -212,7 +223,7 @@ impl Drop for Sleep {
 /// The design's fast token estimate, with CJK ranges corrected.
 #[wasm_bindgen(js_name = estimateTokens)]
 pub fn estimate_tokens(text: JsValue) -> Result<u32, JsValue> {
-    Ok(crate::tokens::estimate_tokens(&js_string(&text, "text")?) as u32)
+    Ok(count_u32(crate::tokens::estimate_tokens(&js_string(&text, "text")?)))
 }
 
 /// The library version, from Cargo.toml.

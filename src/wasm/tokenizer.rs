@@ -7,7 +7,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::types::JsTokenizerId;
-use super::{js_count, js_error, js_string};
+use super::{count_u32, js_error, js_string, js_usize};
 use crate::error::{Error, ErrorCode};
 use crate::tokens::{truncate_to_lines, truncate_to_tokens, BpeTokenizer, Estimate, Tokenizer};
 
@@ -51,19 +51,19 @@ impl JsTokenizer {
     /// Tokens in `text`. JS strings with lone surrogates are counted as if
     /// each lone surrogate were U+FFFD, the replacement character.
     pub fn count(&self, text: JsValue) -> Result<u32, JsValue> {
-        Ok(self.0.count(&js_string(&text, "text")?) as u32)
+        Ok(count_u32(self.0.count(&js_string(&text, "text")?)))
     }
 
     /// The count if `text` fits in `limit` tokens, else `undefined`; stops early.
     #[wasm_bindgen(js_name = countUpTo)]
     pub fn count_up_to(&self, text: JsValue, limit: JsValue) -> Result<Option<u32>, JsValue> {
-        let limit = js_count(&limit, "limit")? as usize;
-        Ok(self.0.count_up_to(&js_string(&text, "text")?, limit).map(|n| n as u32))
+        let limit = js_usize(&limit, "limit")?;
+        Ok(self.0.count_up_to(&js_string(&text, "text")?, limit).map(count_u32))
     }
 
     /// The longest prefix of `text` (at a character boundary) within `limit` tokens.
     pub fn truncate(&self, text: JsValue, limit: JsValue) -> Result<String, JsValue> {
-        let limit = js_count(&limit, "limit")? as usize;
+        let limit = js_usize(&limit, "limit")?;
         let text = js_string(&text, "text")?;
         Ok(truncate_to_tokens(self.0.as_ref(), &text, limit).to_string())
     }
@@ -71,7 +71,7 @@ impl JsTokenizer {
     /// Whole lines of `text`, from the start, within `limit` tokens.
     #[wasm_bindgen(js_name = truncateLines)]
     pub fn truncate_lines(&self, text: JsValue, limit: JsValue) -> Result<String, JsValue> {
-        let limit = js_count(&limit, "limit")? as usize;
+        let limit = js_usize(&limit, "limit")?;
         Ok(truncate_to_lines(self.0.as_ref(), &js_string(&text, "text")?, limit))
     }
 }

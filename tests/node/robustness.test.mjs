@@ -132,6 +132,15 @@ test("supersede needs an array of ids; loadTokenizer errors are typed", async ()
   await assert.rejects(am.loadTokenizer(42), isCode("TOKENIZER_PACK"));
 });
 
+test("JS numbers past 2^32 saturate instead of wrapping on wasm32", async () => {
+  const tok = am.Tokenizer.estimate();
+  assert.equal(tok.countUpTo("abcd efgh", 2 ** 32 + 1), tok.count("abcd efgh"), "not a limit of 1");
+  assert.equal(tok.truncate("abcd efgh", 2 ** 40), "abcd efgh");
+  assert.equal(tok.truncateLines("a\nb", 2 ** 53 - 1), "a\nb");
+  const o200k = await am.loadTokenizer("o200k");
+  assert.equal(o200k.countUpTo("hello world", 2 ** 32 + 1), 2);
+});
+
 test("the same bad call 100,000 times leaves the instance working", async () => {
   const m = await am.Memory.open({ namespace: "u", sessionId: "s" });
   const tok = am.Tokenizer.estimate();
