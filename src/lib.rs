@@ -1,37 +1,74 @@
 //! agent-memory: the memory engine for LLM chat apps and agents.
 //!
 //! The crate is a pure core (plain Rust, tested natively) and one binding
-//! layer for JavaScript (compiled only for wasm32):
+//! layer for JavaScript (compiled only for wasm32). Every effect goes
+//! through a port, so the core, background work and several instances on
+//! one store included, runs under `cargo test`.
 //!
 //! | module | concept |
 //! |---|---|
-//! | [`entry`] | `MemoryEntry`: kind, role, scope, timestamp, metadata, token counts |
-//! | [`tokens`] | the `Tokenizer` port: the estimate, exact cl100k / o200k from packs, budget helpers |
+//! | [`memory`] | `Memory`: what an app holds; a session, its namespace's long-term memory, the model's background work, one lock order |
+//! | [`working`] | working memory: messages, the conversation window, the request and its report, sessions on a store |
+//! | [`longterm`] | long-term memory: `LongTermMemory` (records + search index + the request's block), `Records` (versions, dedup, hashes, export), `dedup` |
+//! | [`retrieval`] | `SearchIndex`: BM25 with stems and CJK bigrams, vectors, fusion, decay, MMR, explain; the fenced long-term block |
+//! | [`llm`] | the model's part: governed calls, prompts and parsers, rule judge, compression, session end, outbox |
+//! | [`tokens`] | the `Tokenizer` port: the estimate, exact cl100k / o200k from packs, truncation |
 //! | [`budget`] | `TokenBudget`: the context window split, compression trigger, usage report |
-//! | [`store`] | the `Store` port, the in-memory store and the backend conformance suite |
-//! | [`clock`] | the `Clock` port |
-//! | [`ports`] | the `Llm` and `Embedder` ports and the types they exchange |
-//! | [`llm`] | the LLM pipeline: governed calls, prompts and parsers, compression, session end, outbox |
+//! | [`store`] | the `Store` port, the in-memory store, damaged records, the backend conformance suite |
+//! | [`ports`] | the other ports: `Llm`, `Embedder`, `Clock`, `Lock`, `Spawn` |
+//! | [`entry`] | `MemoryEntry`: kind, role, scope, timestamp, metadata, token counts |
 //! | [`error`] | errors as values with stable codes |
-//! | `wasm` | the JS API: classes, JS-backed ports (IndexedDB, storage adapters, hooks) |
+//! | `wasm` | the JS API: classes that wrap one core object each, JS-backed ports (IndexedDB, adapters, Web Locks, hooks) |
+//!
+//! One turn, natively:
+//!
+//! ```
+//! use std::rc::Rc;
+//! use agent_memory::memory::{Memory, MemoryOptions, Ports};
+//! use agent_memory::ports::{clock::ManualClock, lock::LocalLocks, LocalBoxFuture, Spawn};
+//! use agent_memory::store::MemoryStore;
+//! use agent_memory::working::session::{ContextRequest, NewMessage};
+//! use agent_memory::{longterm::records::new_memory, Estimate, Scope};
+//!
+//! struct NoBackground;
+//! impl Spawn for NoBackground {
+//!     fn spawn(&self, _task: LocalBoxFuture<'static, ()>) {}
+//! }
+//!
+//! futures::executor::block_on(async {
+//!     let ports = Ports {
+//!         store: Rc::new(MemoryStore::new()),
+//!         clock: Rc::new(ManualClock::new(1_700_000_000_000)),
+//!         locks: Rc::new(LocalLocks::default()),
+//!         spawner: Rc::new(NoBackground),
+//!         tokenizer: Rc::new(Estimate),
+//!         llm: None,
+//!         long_term: None,
+//!         on_damaged: None,
+//!     };
+//!     let options = MemoryOptions { namespace: "user-42".into(), session_id: "chat-7".into(), ..Default::default() };
+//!     let memory = Memory::open(options, ports).await.unwrap();
+//!     memory.remember(new_memory("Prefers Rust for systems code", Scope::User, 1_700_000_000_000)).await.unwrap();
+//!     let question = "Which language for systems code?";
+//!     memory.add(NewMessage { content: question.into(), ..Default::default() }).await.unwrap();
+//!     let request = ContextRequest { query: Some(question.into()), ..Default::default() };
+//!     let ctx = memory.build_context(request).await.unwrap();
+//!     assert!(ctx.messages[0].content.contains("Prefers Rust"));
+//!     assert_eq!(ctx.report.total, agent_memory::working::context::total_tokens(&Estimate, &ctx.messages));
+//! });
+//! ```
 
 pub mod budget;
-pub mod context;
-pub mod conversation;
-pub mod dedup;
 pub mod entry;
 pub mod error;
 pub mod llm;
 pub mod longterm;
 pub mod memory;
-pub mod message;
 pub mod ports;
-pub mod recall;
 pub mod retrieval;
-pub mod session;
 pub mod store;
 pub mod tokens;
-pub mod window;
+pub mod working;
 
 #[cfg(target_arch = "wasm32")]
 pub mod wasm;

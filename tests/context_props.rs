@@ -7,11 +7,11 @@
 mod common;
 
 use agent_memory::budget::{BudgetOptions, TokenBudget};
-use agent_memory::context::{build as build_context, total_tokens, ContextInput};
 use agent_memory::error::ErrorCode;
-use agent_memory::message::entry_tokens;
 use agent_memory::tokens::Estimate;
-use agent_memory::window::Item;
+use agent_memory::working::context::{build as build_context, total_tokens, ContextInput};
+use agent_memory::working::message::entry_tokens;
+use agent_memory::working::window::Item;
 use common::{build, check_valid_messages, event, text};
 use proptest::prelude::*;
 

@@ -6,9 +6,9 @@
 mod common;
 
 use agent_memory::entry::{MemoryEntry, Role};
-use agent_memory::message::entry_tokens;
 use agent_memory::tokens::Estimate;
-use agent_memory::window::{assemble, Item, WindowRequest};
+use agent_memory::working::message::entry_tokens;
+use agent_memory::working::window::{assemble, Item, WindowRequest};
 use common::{build, event};
 use proptest::prelude::*;
 

@@ -18,16 +18,16 @@ use std::ops::Range;
 use futures::lock::Mutex;
 use serde::Serialize;
 
-use crate::conversation::Seq;
 use crate::entry::MemoryEntry;
 use crate::error::{Error, ErrorCode, Result};
 use crate::llm::governor::{Governor, Purpose};
 use crate::llm::prompts::{self, Language};
-use crate::message::entry_tokens;
 use crate::ports::NamedLock;
-use crate::session::{position, Session};
 use crate::store::Store;
 use crate::tokens::Tokenizer;
+use crate::working::conversation::Seq;
+use crate::working::message::entry_tokens;
+use crate::working::session::{position, Session};
 
 /// Messages per chunk (seed 000).
 pub const CHUNK_MESSAGES: usize = 5;
@@ -266,9 +266,9 @@ mod tests {
     use crate::llm::governor::LlmOptions;
     use crate::llm::testing::{Reply, ScriptedLlm};
     use crate::ports::clock::ManualClock;
-    use crate::session::{NewMessage, SessionOptions};
     use crate::store::MemoryStore;
     use crate::tokens::Estimate;
+    use crate::working::session::{NewMessage, SessionOptions};
     use futures::executor::block_on;
     use std::rc::Rc;
 

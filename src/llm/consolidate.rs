@@ -17,8 +17,6 @@
 use futures::lock::Mutex;
 use serde::Serialize;
 
-use crate::conversation::Seq;
-use crate::dedup;
 use crate::entry::{Kind, MemoryEntry, Role, Scope};
 use crate::error::{ErrorCode, Result};
 use crate::llm::governor::{Governor, Purpose};
@@ -26,13 +24,15 @@ use crate::llm::outbox::{self, OutboxRecord};
 use crate::llm::parse::{self, Candidate, Decision, Layer};
 use crate::llm::prompts::{self, Language, ResolveItem};
 use crate::llm::rules;
-use crate::longterm::{Remembered, PROCESSED_TTL_MS};
-use crate::message::entry_tokens;
+use crate::longterm::dedup;
+use crate::longterm::records::{Remembered, PROCESSED_TTL_MS};
+use crate::longterm::LongTermMemory;
 use crate::ports::NamedLock;
-use crate::recall::Recall;
 use crate::retrieval::SearchOptions;
-use crate::session::{position, Session, SummaryCommit};
 use crate::store::DamageLog;
+use crate::working::conversation::Seq;
+use crate::working::message::entry_tokens;
+use crate::working::session::{position, Session, SummaryCommit};
 
 /// Tuning of session end, with the designs' numbers.
 #[derive(Debug, Clone, PartialEq)]
@@ -111,7 +111,7 @@ fn is_chat(e: &MemoryEntry) -> bool {
     matches!(e.role, Role::User | Role::Assistant) && e.tool_calls.is_empty() && !e.content.trim().is_empty()
 }
 
-/// Runs session end for `session`, storing memories through `recall`. The
+/// Runs session end for `session`, storing memories through `longterm`. The
 /// calls' usage joins the session's usage record.
 ///
 /// The model is asked with no lock held; `lock` (the namespace's) is held
@@ -119,20 +119,20 @@ fn is_chat(e: &MemoryEntry) -> bool {
 /// instances wrote meanwhile.
 pub async fn end_session(
     session: &Mutex<Session>,
-    recall: &Mutex<Recall>,
+    longterm: &Mutex<LongTermMemory>,
     governor: &Governor,
     lock: &NamedLock,
     options: &EndSessionOptions,
 ) -> Result<EndSessionReport> {
     let before = governor.stats();
-    let out = end_session_inner(session, recall, governor, lock, options).await;
+    let out = end_session_inner(session, longterm, governor, lock, options).await;
     session.lock().await.budget_mut().add_usage(governor.usage_since(&before));
     out
 }
 
 async fn end_session_inner(
     session: &Mutex<Session>,
-    recall: &Mutex<Recall>,
+    longterm: &Mutex<LongTermMemory>,
     governor: &Governor,
     lock: &NamedLock,
     options: &EndSessionOptions,
@@ -166,7 +166,7 @@ async fn end_session_inner(
     let hashes: Vec<String> =
         chat.iter().map(|(seq, e)| message_hash(&storage_id, *seq, e.role, &e.content)).collect();
     let is_new: Vec<bool> = {
-        let mut r = recall.lock().await;
+        let mut r = longterm.lock().await;
         r.refresh().await?;
         hashes.iter().map(|h| !r.is_processed(h)).collect()
     };
@@ -202,7 +202,7 @@ async fn end_session_inner(
         report.candidates += candidates.len() as u32;
         let done: Vec<String> = batch.filter(|&i| is_new[i]).map(|i| hashes[i].clone()).collect();
         let batch = Batch { session_id: &storage_id, hashes: &done, lang };
-        apply(recall, governor, lock, tokenizer.as_ref(), &batch, candidates, options, &mut report).await?;
+        apply(longterm, governor, lock, tokenizer.as_ref(), &batch, candidates, options, &mut report).await?;
     }
 
     // The session summary, when enough is uncovered.
@@ -341,7 +341,7 @@ struct Batch<'a> {
 /// twice, and a memory it expired or deleted is not superseded again.
 #[allow(clippy::too_many_arguments)]
 async fn apply(
-    recall: &Mutex<Recall>,
+    longterm: &Mutex<LongTermMemory>,
     governor: &Governor,
     lock: &NamedLock,
     tokenizer: &dyn crate::tokens::Tokenizer,
@@ -353,11 +353,11 @@ async fn apply(
     let (session_id, lang) = (batch.session_id, batch.lang);
     if candidates.is_empty() {
         let _held = lock.acquire().await?;
-        return recall.lock().await.mark_processed(batch.hashes, PROCESSED_TTL_MS).await;
+        return longterm.lock().await.mark_processed(batch.hashes, PROCESSED_TTL_MS).await;
     }
     // Similar stored memories per candidate, with short aliases.
     let (agent_id, neighbours) = {
-        let r = recall.lock().await;
+        let r = longterm.lock().await;
         let agent_id = r.agent_id().map(str::to_string);
         let mut alias = 0;
         let neighbours: Vec<Vec<(String, String, String)>> = candidates
@@ -413,7 +413,7 @@ async fn apply(
         }
     }
     let _held = lock.acquire().await?;
-    let mut r = recall.lock().await;
+    let mut r = longterm.lock().await;
     r.refresh().await?;
     if !batch.hashes.is_empty() && batch.hashes.iter().all(|h| r.is_processed(h)) {
         report.errors.push("batch already processed by another instance; not applied twice".into());

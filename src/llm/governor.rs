@@ -235,9 +235,11 @@ impl Governor {
                 let prompt: u64 = request
                     .messages
                     .iter()
-                    .map(|m| tokenizer.count(&m.content) as u64 + crate::message::MESSAGE_OVERHEAD as u64)
+                    .map(|m| {
+                        tokenizer.count(&m.content) as u64 + crate::working::message::MESSAGE_OVERHEAD as u64
+                    })
                     .sum::<u64>()
-                    + crate::message::REPLY_PRIMING as u64;
+                    + crate::working::message::REPLY_PRIMING as u64;
                 (prompt, tokenizer.count(&response.content) as u64, true)
             }
         };

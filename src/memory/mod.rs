@@ -42,21 +42,23 @@ use futures::channel::oneshot;
 use futures::lock::Mutex;
 use serde::Serialize;
 
-use crate::context::Context;
-use crate::dedup::DedupOptions;
 use crate::entry::{MemoryEntry, Scope};
 use crate::error::{Error, ErrorCode, Result};
 use crate::llm::compress::{self, CompressReport};
 use crate::llm::consolidate::{self, EndSessionOptions, EndSessionReport};
 use crate::llm::governor::{Governor, LlmOptions, LlmStats};
 use crate::llm::outbox::{self, OutboxRecord};
-use crate::longterm::{ExportDocument, ImportReport, Remembered};
+use crate::longterm::dedup::DedupOptions;
+use crate::longterm::records::{ExportDocument, ImportReport, Remembered};
+use crate::longterm::{LongTermMemory, LongTermOptions, LongTermStats};
 use crate::ports::{Clock, Llm, Lock, NamedLock, Spawn};
-use crate::recall::{Recall, RecallOptions, RecallStats};
 use crate::retrieval::{Hit, SearchOptions};
-use crate::session::{ContextRequest, LongTermSource, NewMessage, Session, SessionOptions, SessionUsage};
 use crate::store::{DamageHook, DamageLog, Damaged, Store};
 use crate::tokens::Tokenizer;
+use crate::working::context::Context;
+use crate::working::session::{
+    ContextRequest, LongTermSource, NewMessage, Session, SessionOptions, SessionUsage,
+};
 
 /// What `Memory::open` needs to know.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -101,7 +103,7 @@ pub enum Task {
 #[serde(rename_all = "camelCase")]
 pub struct MemoryStats {
     #[serde(flatten)]
-    pub recall: RecallStats,
+    pub longterm: LongTermStats,
     /// Records skipped because they do not parse, by key.
     pub damaged: Vec<Damaged>,
 }
@@ -136,7 +138,7 @@ struct Model {
 
 struct Inner {
     session: Mutex<Session>,
-    recall: Mutex<Recall>,
+    longterm: Mutex<LongTermMemory>,
     /// Compression and session end of this session, one at a time.
     work: Mutex<()>,
     lock: NamedLock,
@@ -197,13 +199,18 @@ impl Memory {
             None => None,
         };
         let lock = NamedLock::new(ports.locks, lock_name(&options.namespace));
-        let recall_options =
-            RecallOptions { agent_id: options.agent_id, dedup: options.dedup, ..Default::default() };
-        let recall = {
+        let longterm_options =
+            LongTermOptions { agent_id: options.agent_id, dedup: options.dedup, ..Default::default() };
+        let longterm = {
             // Opening drops expired hashes: a write.
             let _held = lock.acquire().await?;
-            Recall::open_with(ports.store.clone(), ports.clock.clone(), recall_options, damage.clone())
-                .await?
+            LongTermMemory::open_with(
+                ports.store.clone(),
+                ports.clock.clone(),
+                longterm_options,
+                damage.clone(),
+            )
+            .await?
         };
         let max_cached = options.session.max_cached_messages;
         let mut session = Session::open_with(
@@ -222,7 +229,7 @@ impl Memory {
         let memory = Memory {
             inner: Rc::new(Inner {
                 session: Mutex::new(session),
-                recall: Mutex::new(recall),
+                longterm: Mutex::new(longterm),
                 work: Mutex::new(()),
                 lock,
                 clock: ports.clock,
@@ -289,7 +296,7 @@ impl Memory {
         self.inner.session.lock().await.sync().await?;
         consolidate::end_session(
             &self.inner.session,
-            &self.inner.recall,
+            &self.inner.longterm,
             &model.governor,
             &self.inner.lock,
             &EndSessionOptions::default(),
@@ -431,16 +438,16 @@ impl Memory {
     /// store cannot be read at all (a disk that filled up can abort every
     /// transaction), the read answers from what this instance holds, which
     /// includes everything it wrote, rather than failing.
-    async fn read<T>(&self, f: impl FnOnce(&Recall) -> T) -> Result<T> {
-        let mut r = self.inner.recall.lock().await;
+    async fn read<T>(&self, f: impl FnOnce(&LongTermMemory) -> T) -> Result<T> {
+        let mut r = self.inner.longterm.lock().await;
         let _unreadable_store_serves_the_held_view = r.refresh().await;
         Ok(f(&r))
     }
 
     /// Runs a write under the namespace lock (taken first, then the mutex).
-    async fn write<T>(&self, f: impl AsyncFnOnce(&mut Recall) -> Result<T>) -> Result<T> {
+    async fn write<T>(&self, f: impl AsyncFnOnce(&mut LongTermMemory) -> Result<T>) -> Result<T> {
         let _held = self.inner.lock.acquire().await?;
-        let mut r = self.inner.recall.lock().await;
+        let mut r = self.inner.longterm.lock().await;
         f(&mut r).await
     }
 
@@ -501,7 +508,7 @@ impl Memory {
     }
 
     pub async fn stats(&self) -> Result<MemoryStats> {
-        let recall = self.read(|r| r.stats()).await?;
-        Ok(MemoryStats { recall, damaged: self.inner.damage.list() })
+        let longterm = self.read(|r| r.stats()).await?;
+        Ok(MemoryStats { longterm, damaged: self.inner.damage.list() })
     }
 }

@@ -12,7 +12,7 @@ use futures::task::LocalSpawnExt;
 use super::*;
 use crate::entry::{Kind, Role};
 use crate::llm::testing::{Reply, ScriptedLlm};
-use crate::longterm::new_memory;
+use crate::longterm::records::new_memory;
 use crate::ports::clock::SteppedClock;
 use crate::ports::lock::LocalLocks;
 use crate::ports::LocalBoxFuture;
@@ -365,7 +365,7 @@ fn another_instances_long_term_writes_are_seen_by_every_read() {
     assert_eq!(contents(&w.run(b.memories()).unwrap()), ["Lives in Lisbon"]);
     assert_eq!(w.run(b.search("Lisbon", &SearchOptions::default())).unwrap().len(), 1);
     assert_eq!(w.run(b.export()).unwrap().entries.len(), 1);
-    assert_eq!(w.run(b.stats()).unwrap().recall.long_term.valid, 1);
+    assert_eq!(w.run(b.stats()).unwrap().longterm.long_term.valid, 1);
     w.run(b.add(user("where do I live?"))).unwrap();
     let req = ContextRequest { query: Some("where do I live? Lisbon".into()), ..Default::default() };
     let ctx = w.run(b.build_context(req)).unwrap();

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::entry::Scope;
 use crate::error::{Error, Result};
-use crate::longterm::utc_day;
+use crate::longterm::records::utc_day;
 use analyzer::{analyze, analyze_query};
 pub use index::Bm25Params;
 use index::Index;
@@ -192,7 +192,7 @@ struct Meta {
 }
 
 #[derive(Default)]
-pub struct Retriever {
+pub struct SearchIndex {
     index: Index,
     params: Bm25Params,
     docs: Vec<Option<Meta>>,
@@ -258,9 +258,9 @@ fn normalized(v: &[f32]) -> Option<Vec<f32>> {
     (n.is_finite() && n > 0.0).then(|| v.iter().map(|x| x / n).collect())
 }
 
-impl Retriever {
+impl SearchIndex {
     pub fn new(params: Bm25Params) -> Self {
-        Retriever { params, ..Default::default() }
+        SearchIndex { params, ..Default::default() }
     }
 
     pub fn len(&self) -> usize {
@@ -616,7 +616,7 @@ mod tests {
 
     #[test]
     fn a_chinese_preference_is_found() {
-        let mut r = Retriever::new(Bm25Params::default());
+        let mut r = SearchIndex::new(Bm25Params::default());
         r.add(doc("1", "我喜欢用 Rust 写代码", 0)).unwrap();
         r.add(doc("2", "今天天气很好，我们去公园散步", 0)).unwrap();
         r.add(doc("3", "我的猫叫小白", 0)).unwrap();
@@ -628,7 +628,7 @@ mod tests {
 
     #[test]
     fn decay_presets() {
-        let mut r = Retriever::new(Bm25Params::default());
+        let mut r = SearchIndex::new(Bm25Params::default());
         r.add(doc("old", "rust compiler notes", 0)).unwrap();
         r.add(doc("new", "rust compiler notes", 10 * DAY)).unwrap();
         let now = 10 * DAY;
@@ -650,7 +650,7 @@ mod tests {
 
     #[test]
     fn thresholds_weights_and_scopes() {
-        let mut r = Retriever::new(Bm25Params::default());
+        let mut r = SearchIndex::new(Bm25Params::default());
         r.add(doc("strong", "hiking hiking boots mountain trail", 0)).unwrap();
         r.add(doc("weak", "bought boots", 0)).unwrap();
         let mut agent = doc("agent", "mountain trail lessons", 0);
@@ -674,7 +674,7 @@ mod tests {
 
     #[test]
     fn mmr_demotes_near_duplicates() {
-        let mut r = Retriever::new(Bm25Params::default());
+        let mut r = SearchIndex::new(Bm25Params::default());
         r.add(doc("a", "paris trip museum louvre", 0)).unwrap();
         r.add(doc("b", "paris trip museum louvre again", 0)).unwrap();
         r.add(doc("c", "paris food croissant", 0)).unwrap();
@@ -688,7 +688,7 @@ mod tests {
 
     #[test]
     fn hybrid_fusion_uses_vectors_and_rrf() {
-        let mut r = Retriever::new(Bm25Params::default());
+        let mut r = SearchIndex::new(Bm25Params::default());
         let mut a = doc("lex", "quantum chromodynamics", 0);
         a.embedding = Some(vec![1.0, 0.0]);
         let mut b = doc("vec", "strong force between quarks", 0);
@@ -711,7 +711,7 @@ mod tests {
 
     #[test]
     fn removal_and_replacement() {
-        let mut r = Retriever::new(Bm25Params::default());
+        let mut r = SearchIndex::new(Bm25Params::default());
         r.add(doc("1", "green tea", 0)).unwrap();
         r.add(doc("1", "black coffee", 0)).unwrap();
         assert!(r.search("tea", None, 0, &SearchOptions::default()).unwrap().is_empty());

@@ -23,12 +23,12 @@ use super::types::{JsEndSessionOptions, JsEntryInput, JsSearchOptions};
 use super::{describe, from_js, js_count, js_string, shallow_copy, take_field, to_js, to_js_json, JsClock};
 use crate::entry::Scope;
 use crate::error::{Error, ErrorCode, Result};
-use crate::longterm::ExportDocument;
+use crate::longterm::records::ExportDocument;
 use crate::memory::{self, Memory, MemoryOptions, Ports};
 use crate::ports::{LocalBoxFuture, Spawn};
-use crate::session::{ContextRequest, LongTermSource, NewMessage, SessionOptions};
 use crate::store::{Damaged, MemoryStore, Store};
 use crate::tokens::Estimate;
+use crate::working::session::{ContextRequest, LongTermSource, NewMessage, SessionOptions};
 
 /// The long-term hook: `(query, budgetTokens) => string | Promise<string>`.
 struct JsLongTerm(Function);

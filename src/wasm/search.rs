@@ -10,7 +10,7 @@ use super::types::{JsIndexDoc, JsSearchOptions};
 use super::{from_js, js_error, js_string, now_ms, shallow_copy, take_field, to_js_json};
 use crate::entry::Scope;
 use crate::error::Error;
-use crate::retrieval::{Bm25Params, IndexDoc, Retriever, SearchOptions};
+use crate::retrieval::{Bm25Params, IndexDoc, SearchIndex, SearchOptions};
 
 /// A vector from a `Float32Array` or an array of numbers.
 pub(crate) fn js_vector(value: &JsValue, what: &str) -> Result<Option<Vec<f32>>, JsValue> {
@@ -68,7 +68,7 @@ pub(crate) fn parse_search_options(options: JsValue) -> Result<(SearchOptions, O
 }
 
 #[wasm_bindgen(js_name = SearchIndex)]
-pub struct JsSearchIndex(Retriever);
+pub struct JsSearchIndex(SearchIndex);
 
 #[wasm_bindgen(js_class = SearchIndex)]
 impl JsSearchIndex {
@@ -87,7 +87,7 @@ impl JsSearchIndex {
         {
             return Err(js_error(Error::invalid("k1 must be >= 0, b in [0, 1], contextWeight >= 0")));
         }
-        Ok(JsSearchIndex(Retriever::new(params)))
+        Ok(JsSearchIndex(SearchIndex::new(params)))
     }
 
     /// Adds or replaces a document (`embedding`: Float32Array or numbers).

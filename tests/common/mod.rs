@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 
 use agent_memory::entry::{Kind, MemoryEntry, Role, Scope, ToolCall};
-use agent_memory::message::ChatMessage;
+use agent_memory::working::message::ChatMessage;
 use proptest::prelude::*;
 
 #[derive(Debug, Clone)]

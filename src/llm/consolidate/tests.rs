@@ -5,25 +5,26 @@ use futures::executor::block_on;
 use super::*;
 use crate::llm::governor::LlmOptions;
 use crate::llm::testing::{Reply, ScriptedLlm};
+use crate::longterm::LongTermOptions;
 use crate::ports::clock::ManualClock;
-use crate::recall::RecallOptions;
-use crate::session::{NewMessage, SessionOptions};
 use crate::store::{MemoryStore, Store};
 use crate::tokens::Estimate;
+use crate::working::session::{NewMessage, SessionOptions};
 
 struct Fixture {
     store: Rc<MemoryStore>,
     clock: Rc<ManualClock>,
     session: Mutex<Session>,
-    recall: Mutex<Recall>,
+    longterm: Mutex<LongTermMemory>,
 }
 
 fn fixture(turns: &[(&str, &str)]) -> Fixture {
     let store = Rc::new(MemoryStore::new());
     let clock = Rc::new(ManualClock::new(1_700_000_000_000));
     let session = open_session(&store, &clock);
-    let recall = block_on(Recall::open(store.clone(), clock.clone(), RecallOptions::default())).unwrap();
-    let f = Fixture { store, clock, session: Mutex::new(session), recall: Mutex::new(recall) };
+    let longterm =
+        block_on(LongTermMemory::open(store.clone(), clock.clone(), LongTermOptions::default())).unwrap();
+    let f = Fixture { store, clock, session: Mutex::new(session), longterm: Mutex::new(longterm) };
     add_turns(&f, turns);
     f
 }
@@ -54,11 +55,11 @@ fn governor(f: &Fixture, llm: &Rc<ScriptedLlm>) -> Governor {
 }
 
 fn end(f: &Fixture, g: &Governor) -> EndSessionReport {
-    block_on(end_session(&f.session, &f.recall, g, &test_lock(), &EndSessionOptions::default())).unwrap()
+    block_on(end_session(&f.session, &f.longterm, g, &test_lock(), &EndSessionOptions::default())).unwrap()
 }
 
 fn contents(f: &Fixture) -> Vec<String> {
-    block_on(f.recall.lock()).memories().into_iter().map(|e| e.content).collect()
+    block_on(f.longterm.lock()).memories().into_iter().map(|e| e.content).collect()
 }
 
 #[test]
@@ -73,7 +74,7 @@ fn the_judge_extracts_and_a_second_end_finds_nothing_new() {
     assert!(r.complete && r.errors.is_empty());
     let judge_prompt = &llm.requests()[0].messages[1].content;
     assert_eq!(judge_prompt.matches("[[NEW]]").count(), 4);
-    let stored = block_on(f.recall.lock()).memories();
+    let stored = block_on(f.longterm.lock()).memories();
     assert_eq!(stored[0].content, "User loves Rust");
     assert_eq!(stored[0].scope, Scope::User);
     assert!((stored[0].importance - 0.8).abs() < 1e-6);
@@ -113,7 +114,7 @@ fn wrong_types_are_repaired_not_fatal() {
     )]));
     let r = end(&f, &governor(&f, &llm));
     assert_eq!((r.judge, r.added), ("llm", 1));
-    let stored = block_on(f.recall.lock()).memories();
+    let stored = block_on(f.longterm.lock()).memories();
     assert_eq!((stored[0].scope.clone(), stored[0].importance), (Scope::User, 0.5));
 }
 
@@ -149,7 +150,7 @@ fn a_contradiction_supersedes_in_one_batched_resolve_call() {
     now.sort();
     assert_eq!(now, ["User lives in Paris", "User owns a cat", "User prefers Go for backend work"]);
     // The old versions are history, not gone.
-    let r = block_on(f.recall.lock());
+    let r = block_on(f.longterm.lock());
     let go = r.memories().into_iter().find(|e| e.content.contains("Go")).unwrap();
     assert_eq!(r.history(&go.id).len(), 2);
 }
@@ -245,15 +246,16 @@ fn processed_marks_are_written_only_after_the_memories() {
     .unwrap();
     block_on(s.add(NewMessage { content: "I prefer tea".into(), ..NewMessage::default() })).unwrap();
     let session = Mutex::new(s);
-    let recall =
-        Mutex::new(block_on(Recall::open(store.clone(), clock.clone(), RecallOptions::default())).unwrap());
+    let longterm = Mutex::new(
+        block_on(LongTermMemory::open(store.clone(), clock.clone(), LongTermOptions::default())).unwrap(),
+    );
     let llm = Rc::new(ScriptedLlm::new([Reply::text(r#"["User prefers tea"]"#)]));
     let g = Governor::new(llm, clock, LlmOptions::default()).unwrap();
-    let e = block_on(end_session(&session, &recall, &g, &test_lock(), &EndSessionOptions::default()))
+    let e = block_on(end_session(&session, &longterm, &g, &test_lock(), &EndSessionOptions::default()))
         .unwrap_err();
     assert_eq!(e.code, ErrorCode::Storage);
     // The memory is stored and the work is still owed.
-    assert_eq!(block_on(recall.lock()).memories().len(), 1);
+    assert_eq!(block_on(longterm.lock()).memories().len(), 1);
     assert!(block_on(outbox::get(store.as_ref(), "s1", &DamageLog::default())).unwrap().is_some());
 }
 
@@ -268,7 +270,7 @@ fn chinese_conversations_get_chinese_prompts_and_rule_fallback() {
     assert!(r.errors[0].contains("TIMEOUT"));
     assert!(llm.requests()[0].messages[0].content.contains("只输出 JSON"));
     assert_eq!(contents(&f), ["我喜欢用 Rust 写代码"]);
-    let block = block_on(f.recall.lock()).block(&Estimate, "我喜欢用什么语言写代码?", 500).unwrap();
+    let block = block_on(f.longterm.lock()).block(&Estimate, "我喜欢用什么语言写代码?", 500).unwrap();
     assert!(block.contains("我喜欢用 Rust 写代码"), "{block}");
 }
 

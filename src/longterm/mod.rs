@@ -1,27 +1,33 @@
-//! Recall: long-term memory kept searchable. Every change to the long-term
-//! store is mirrored into the retrieval index, and the index answers the
-//! long-term block of each request.
+//! Long-term memory: facts about the user and each agent's experience.
+//!
+//! [`LongTermMemory`] is what `Memory` holds: the namespace's [`Records`]
+//! (versions, dedup on write, processed hashes, export) with a search index
+//! kept in step with them, which answers searches and the long-term block
+//! of each request. [`dedup`] decides when a new memory is already known,
+//! a fuller version, or an update of a stored one.
+
+pub mod dedup;
+pub mod records;
+
+pub use records::{new_memory, ExportDocument, ImportReport, RecordStats, Records, Remembered};
 
 use std::rc::Rc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::dedup::DedupOptions;
 use crate::entry::{MemoryEntry, Scope};
 use crate::error::Result;
-use crate::longterm::{ExportDocument, ImportReport, LongTermMemory, LongTermStats, Remembered};
+use crate::longterm::dedup::DedupOptions;
 use crate::ports::clock::Clock;
-use crate::ports::LocalBoxFuture;
 use crate::retrieval::block::long_term_block;
-use crate::retrieval::{Bm25Params, Hit, IndexDoc, Retriever, SearchOptions};
-use crate::session::LongTermSource;
+use crate::retrieval::{Bm25Params, Hit, IndexDoc, SearchIndex, SearchOptions};
 use crate::store::{DamageLog, Store};
 use crate::tokens::Tokenizer;
 
 /// How the long-term block of a request is chosen.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
-pub struct RecallOptions {
+pub struct LongTermOptions {
     /// The agent whose memories join the user profile in the block.
     pub agent_id: Option<String>,
     /// Hits per scope (the enterprise design's per-scope top-k).
@@ -33,9 +39,9 @@ pub struct RecallOptions {
     pub dedup: DedupOptions,
 }
 
-impl Default for RecallOptions {
+impl Default for LongTermOptions {
     fn default() -> Self {
-        RecallOptions {
+        LongTermOptions {
             agent_id: None,
             top_k_per_scope: 10,
             min_score: 0.3,
@@ -48,20 +54,20 @@ impl Default for RecallOptions {
 /// Searches, counted per day and scope, plus the store's own figures.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct RecallStats {
+pub struct LongTermStats {
     #[serde(flatten)]
-    pub long_term: LongTermStats,
+    pub long_term: RecordStats,
     /// `"YYYY-MM-DD|scope"` -> searches.
     pub searches: std::collections::BTreeMap<String, u32>,
 }
 
-pub struct Recall {
-    memory: LongTermMemory,
+pub struct LongTermMemory {
+    records: Records,
     /// The memory's reload count when the index was last rebuilt.
     indexed_reloads: u64,
-    index: Retriever,
+    index: SearchIndex,
     clock: Rc<dyn Clock>,
-    options: RecallOptions,
+    options: LongTermOptions,
 }
 
 fn index_doc(e: &MemoryEntry) -> IndexDoc {
@@ -77,35 +83,39 @@ fn index_doc(e: &MemoryEntry) -> IndexDoc {
     }
 }
 
-impl Recall {
+impl LongTermMemory {
     /// Loads the namespace's long-term memory and indexes the valid part.
-    pub async fn open(store: Rc<dyn Store>, clock: Rc<dyn Clock>, options: RecallOptions) -> Result<Recall> {
+    pub async fn open(
+        store: Rc<dyn Store>,
+        clock: Rc<dyn Clock>,
+        options: LongTermOptions,
+    ) -> Result<LongTermMemory> {
         Self::open_with(store, clock, options, Rc::default()).await
     }
 
-    /// [`Recall::open`], reporting damaged records to `damage`.
+    /// [`LongTermMemory::open`], reporting damaged records to `damage`.
     pub async fn open_with(
         store: Rc<dyn Store>,
         clock: Rc<dyn Clock>,
-        options: RecallOptions,
+        options: LongTermOptions,
         damage: Rc<DamageLog>,
-    ) -> Result<Recall> {
-        let memory = LongTermMemory::open_with(store, clock.clone(), options.dedup, damage).await?;
-        let mut recall = Recall {
-            memory,
+    ) -> Result<LongTermMemory> {
+        let records = Records::open_with(store, clock.clone(), options.dedup, damage).await?;
+        let mut longterm = LongTermMemory {
+            records,
             indexed_reloads: 0,
-            index: Retriever::new(Bm25Params::default()),
+            index: SearchIndex::new(Bm25Params::default()),
             clock,
             options,
         };
-        recall.reindex()?;
-        Ok(recall)
+        longterm.reindex()?;
+        Ok(longterm)
     }
 
     fn reindex(&mut self) -> Result<()> {
-        self.indexed_reloads = self.memory.reloads();
-        self.index = Retriever::new(Bm25Params::default());
-        for e in self.memory.valid() {
+        self.indexed_reloads = self.records.reloads();
+        self.index = SearchIndex::new(Bm25Params::default());
+        for e in self.records.valid() {
             self.index.add(index_doc(e))?;
         }
         Ok(())
@@ -116,20 +126,20 @@ impl Recall {
     /// one analysis, not a rebuild. After a reload (another tab wrote; its
     /// import may have rewritten an entry under the same id) it rebuilds.
     fn sync(&mut self) -> Result<()> {
-        if self.memory.reloads() != self.indexed_reloads {
+        if self.records.reloads() != self.indexed_reloads {
             return self.reindex();
         }
         let stale: Vec<String> = self
             .index
             .ids()
-            .filter(|id| self.memory.get(id).is_none_or(|e| !e.is_valid()))
+            .filter(|id| self.records.get(id).is_none_or(|e| !e.is_valid()))
             .map(str::to_string)
             .collect();
         for id in stale {
             self.index.remove(&id);
         }
         let missing: Vec<IndexDoc> =
-            self.memory.valid_unordered().filter(|e| !self.index.contains(&e.id)).map(index_doc).collect();
+            self.records.valid_unordered().filter(|e| !self.index.contains(&e.id)).map(index_doc).collect();
         for doc in missing {
             self.index.add(doc)?;
         }
@@ -137,79 +147,79 @@ impl Recall {
     }
 
     pub async fn remember(&mut self, entry: MemoryEntry) -> Result<Remembered> {
-        let r = self.memory.remember(entry).await;
+        let r = self.records.remember(entry).await;
         self.sync()?;
         r
     }
 
     pub async fn remember_many(&mut self, entries: Vec<MemoryEntry>) -> Result<Vec<Remembered>> {
-        let r = self.memory.remember_many(entries).await;
+        let r = self.records.remember_many(entries).await;
         self.sync()?;
         r
     }
 
     pub async fn remember_with(&mut self, entry: MemoryEntry, dedup: &DedupOptions) -> Result<Remembered> {
-        let r = self.memory.remember_with(entry, dedup).await;
+        let r = self.records.remember_with(entry, dedup).await;
         self.sync()?;
         r
     }
 
     pub async fn supersede(&mut self, entry: MemoryEntry, old_ids: &[String]) -> Result<MemoryEntry> {
-        let r = self.memory.supersede(entry, old_ids).await;
+        let r = self.records.supersede(entry, old_ids).await;
         self.sync()?;
         r
     }
 
     pub async fn undo(&mut self, id: &str) -> Result<()> {
-        let r = self.memory.undo(id).await;
+        let r = self.records.undo(id).await;
         self.sync()?;
         r
     }
 
     pub async fn forget(&mut self, id: &str) -> Result<bool> {
-        let r = self.memory.forget(id).await;
+        let r = self.records.forget(id).await;
         self.sync()?;
         r
     }
 
     pub async fn forget_scope(&mut self, scope: &Scope) -> Result<u32> {
-        let r = self.memory.forget_scope(scope).await;
+        let r = self.records.forget_scope(scope).await;
         self.sync()?;
         r
     }
 
     pub async fn purge(&mut self) -> Result<()> {
-        let r = self.memory.purge().await;
+        let r = self.records.purge().await;
         self.sync()?;
         r
     }
 
     pub async fn import(&mut self, doc: ExportDocument) -> Result<ImportReport> {
-        let r = self.memory.import(doc).await;
+        let r = self.records.import(doc).await;
         self.reindex()?;
         r
     }
 
     /// Reloads when another tab changed the store.
     pub async fn refresh(&mut self) -> Result<()> {
-        self.memory.refresh().await?;
+        self.records.refresh().await?;
         self.sync()
     }
 
     pub fn export(&self) -> ExportDocument {
-        self.memory.export()
+        self.records.export()
     }
 
     pub fn get(&self, id: &str) -> Option<&MemoryEntry> {
-        self.memory.get(id)
+        self.records.get(id)
     }
 
     pub fn history(&self, id: &str) -> Vec<MemoryEntry> {
-        self.memory.history(id)
+        self.records.history(id)
     }
 
     pub fn memories(&self) -> Vec<MemoryEntry> {
-        self.memory.valid().into_iter().cloned().collect()
+        self.records.valid().into_iter().cloned().collect()
     }
 
     pub fn search(&self, query: &str, options: &SearchOptions) -> Result<Vec<Hit>> {
@@ -219,11 +229,11 @@ impl Recall {
     /// True when session-end processing already consumed the message with
     /// this hash.
     pub fn is_processed(&self, hash: &str) -> bool {
-        self.memory.is_processed(hash)
+        self.records.is_processed(hash)
     }
 
     pub async fn mark_processed(&mut self, hashes: &[String], ttl_ms: i64) -> Result<()> {
-        self.memory.mark_processed(hashes, ttl_ms).await
+        self.records.mark_processed(hashes, ttl_ms).await
     }
 
     pub fn now_ms(&self) -> i64 {
@@ -234,8 +244,8 @@ impl Recall {
         self.options.agent_id.as_deref()
     }
 
-    pub fn stats(&self) -> RecallStats {
-        RecallStats { long_term: self.memory.stats(), searches: self.index.search_counts() }
+    pub fn stats(&self) -> LongTermStats {
+        LongTermStats { long_term: self.records.stats(), searches: self.index.search_counts() }
     }
 
     /// The block for a request: the user profile and this agent's memories.
@@ -256,36 +266,37 @@ impl Recall {
     }
 }
 
-/// Recall as the long-term source of a request, counted with the session's tokenizer.
-pub struct RecallSource<'a> {
-    pub recall: &'a Recall,
-    pub tokenizer: &'a dyn Tokenizer,
-}
-
-impl LongTermSource for RecallSource<'_> {
-    fn block<'a>(&'a self, query: &'a str, budget_tokens: u32) -> LocalBoxFuture<'a, Result<String>> {
-        let r = self.recall.block(self.tokenizer, query, budget_tokens);
-        Box::pin(async move { r })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::longterm::new_memory;
+    use crate::longterm::records::new_memory;
     use crate::ports::clock::ManualClock;
-    use crate::session::{ContextRequest, NewMessage, Session, SessionOptions};
+    use crate::ports::LocalBoxFuture;
     use crate::store::MemoryStore;
     use crate::tokens::Estimate;
+    use crate::working::session::LongTermSource;
+    use crate::working::session::{ContextRequest, NewMessage, Session, SessionOptions};
     use futures::executor::block_on;
+
+    /// The built-in block as a request's long-term source.
+    struct BlockOf<'a>(&'a LongTermMemory);
+
+    impl LongTermSource for BlockOf<'_> {
+        fn block<'a>(&'a self, query: &'a str, budget: u32) -> LocalBoxFuture<'a, Result<String>> {
+            let block = self.0.block(&Estimate, query, budget);
+            Box::pin(async move { block })
+        }
+    }
 
     #[test]
     fn another_instances_writes_reach_the_index_at_the_next_write_or_refresh() {
         let store: Rc<dyn Store> = Rc::new(MemoryStore::new());
         let clock = Rc::new(ManualClock::new(1_700_000_000_000));
-        let open = || block_on(Recall::open(store.clone(), clock.clone(), RecallOptions::default())).unwrap();
+        let open = || {
+            block_on(LongTermMemory::open(store.clone(), clock.clone(), LongTermOptions::default())).unwrap()
+        };
         let (mut a, mut b) = (open(), open());
-        let hits = |r: &Recall, q: &str| r.search(q, &SearchOptions::default()).unwrap().len();
+        let hits = |r: &LongTermMemory, q: &str| r.search(q, &SearchOptions::default()).unwrap().len();
         block_on(a.remember(new_memory("Lives in Lisbon", Scope::User, clock.now_ms()))).unwrap();
         assert_eq!(hits(&b, "Lisbon"), 0, "b has not looked yet");
         // A write reloads what changed, and the index follows.
@@ -304,25 +315,26 @@ mod tests {
     fn remembered_facts_reach_the_request_and_forgotten_ones_leave_it() {
         let store: Rc<dyn Store> = Rc::new(MemoryStore::new());
         let clock = Rc::new(ManualClock::new(1_700_000_000_000));
-        let options = RecallOptions { agent_id: Some("coder".into()), ..Default::default() };
-        let mut recall = block_on(Recall::open(store.clone(), clock.clone(), options.clone())).unwrap();
+        let options = LongTermOptions { agent_id: Some("coder".into()), ..Default::default() };
+        let mut longterm =
+            block_on(LongTermMemory::open(store.clone(), clock.clone(), options.clone())).unwrap();
         let Remembered::Stored { entry: fact } =
-            block_on(recall.remember(new_memory("我喜欢用 Rust 写代码", Scope::User, clock.now_ms())))
+            block_on(longterm.remember(new_memory("我喜欢用 Rust 写代码", Scope::User, clock.now_ms())))
                 .unwrap()
         else {
             panic!()
         };
-        block_on(recall.remember(new_memory(
+        block_on(longterm.remember(new_memory(
             "Prefers tabs over spaces in Go code",
             Scope::Agent("coder".into()),
             1,
         )))
         .unwrap();
-        block_on(recall.remember(new_memory("Secret of another agent", Scope::Agent("other".into()), 1)))
+        block_on(longterm.remember(new_memory("Secret of another agent", Scope::Agent("other".into()), 1)))
             .unwrap();
 
         // A new Memory on the same namespace: loaded at open, found by the query.
-        let recall = block_on(Recall::open(store.clone(), clock.clone(), options.clone())).unwrap();
+        let longterm = block_on(LongTermMemory::open(store.clone(), clock.clone(), options.clone())).unwrap();
         let mut session = block_on(Session::open(
             "s",
             store.clone(),
@@ -341,7 +353,7 @@ mod tests {
             query: Some("我喜欢用什么语言写代码? go code".into()),
             ..Default::default()
         };
-        let source = RecallSource { recall: &recall, tokenizer: &Estimate };
+        let source = BlockOf(&longterm);
         let ctx = block_on(session.build_context(&req, Some(&source))).unwrap();
         let system = &ctx.messages[0].content;
         assert!(system.contains("我喜欢用 Rust 写代码"), "{system}");
@@ -349,13 +361,10 @@ mod tests {
         assert!(!system.contains("Secret of another agent"), "other agents' memories stay out");
         assert!(system.find("User profile").unwrap() < system.find("Agent memory").unwrap());
 
-        let mut recall = recall;
-        assert!(block_on(recall.forget(&fact.id)).unwrap());
-        let ctx = block_on(
-            session.build_context(&req, Some(&RecallSource { recall: &recall, tokenizer: &Estimate })),
-        )
-        .unwrap();
+        let mut longterm = longterm;
+        assert!(block_on(longterm.forget(&fact.id)).unwrap());
+        let ctx = block_on(session.build_context(&req, Some(&BlockOf(&longterm)))).unwrap();
         assert!(!ctx.messages[0].content.contains("我喜欢用 Rust"));
-        assert!(recall.stats().searches.values().sum::<u32>() >= 2);
+        assert!(longterm.stats().searches.values().sum::<u32>() >= 2);
     }
 }

@@ -14,7 +14,7 @@
 //! writers existed have keys `<seq, 16 hex>` (small counters): they read as
 //! writer 0 and sort before every clock position.
 
-use crate::conversation::Seq;
+use crate::working::conversation::Seq;
 
 thread_local! {
     /// The newest clock value handed out in this realm.

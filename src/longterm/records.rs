@@ -3,7 +3,7 @@
 //! for retrieval.
 //!
 //! - Writes dedup against the valid memories of the same scope (see
-//!   [`crate::dedup`]), so "I like Java" said three times is stored once,
+//!   [`crate::longterm::dedup`]), so "I like Java" said three times is stored once,
 //!   also across reloads.
 //! - Conflicts are versions, not deletions: a superseded memory keeps its
 //!   text, gains `supersededBy` and `validTo`, leaves retrieval, and stays
@@ -25,9 +25,9 @@ use std::rc::Rc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::dedup::{relation_of, Change, DedupOptions, Fingerprint, Relation, Similarity};
 use crate::entry::{Kind, MemoryEntry, Scope};
 use crate::error::{Error, ErrorCode, Result};
+use crate::longterm::dedup::{relation_of, Change, DedupOptions, Fingerprint, Relation, Similarity};
 use crate::ports::clock::Clock;
 use crate::store::{damage, DamageLog, Store};
 
@@ -71,7 +71,7 @@ pub enum Remembered {
 /// Counts for observability.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct LongTermStats {
+pub struct RecordStats {
     pub total: u32,
     pub valid: u32,
     pub superseded: u32,
@@ -124,7 +124,7 @@ pub fn utc_day(ms: i64) -> String {
     format!("{y:04}-{m:02}-{d:02}")
 }
 
-pub struct LongTermMemory {
+pub struct Records {
     store: Rc<dyn Store>,
     clock: Rc<dyn Clock>,
     dedup: DedupOptions,
@@ -140,25 +140,21 @@ pub struct LongTermMemory {
     damage: Rc<DamageLog>,
 }
 
-impl LongTermMemory {
+impl Records {
     /// Loads every memory of the namespace, and drops expired hashes.
-    pub async fn open(
-        store: Rc<dyn Store>,
-        clock: Rc<dyn Clock>,
-        dedup: DedupOptions,
-    ) -> Result<LongTermMemory> {
+    pub async fn open(store: Rc<dyn Store>, clock: Rc<dyn Clock>, dedup: DedupOptions) -> Result<Records> {
         Self::open_with(store, clock, dedup, Rc::default()).await
     }
 
-    /// [`LongTermMemory::open`], reporting damaged records to `damage`
+    /// [`Records::open`], reporting damaged records to `damage`
     /// (they are skipped: one bad record never locks the namespace).
     pub async fn open_with(
         store: Rc<dyn Store>,
         clock: Rc<dyn Clock>,
         dedup: DedupOptions,
         damage: Rc<DamageLog>,
-    ) -> Result<LongTermMemory> {
-        let mut lt = LongTermMemory {
+    ) -> Result<Records> {
+        let mut lt = Records {
             store,
             clock,
             dedup,
@@ -287,7 +283,7 @@ impl LongTermMemory {
         self.remember_with(entry, &dedup).await
     }
 
-    /// [`LongTermMemory::remember`] with other dedup thresholds (e.g.
+    /// [`Records::remember`] with other dedup thresholds (e.g.
     /// [`DedupOptions::EXACT`] once a model has judged the text new).
     pub async fn remember_with(&mut self, entry: MemoryEntry, dedup: &DedupOptions) -> Result<Remembered> {
         Ok(self.remember_many_with(vec![entry], dedup).await?.pop().expect("one in, one out"))
@@ -466,7 +462,7 @@ impl LongTermMemory {
     }
 
     /// Valid memories (what retrieval sees), oldest first.
-    /// The valid memories in no order (cheaper than [`LongTermMemory::valid`]).
+    /// The valid memories in no order (cheaper than [`Records::valid`]).
     pub fn valid_unordered(&self) -> impl Iterator<Item = &MemoryEntry> {
         self.entries.values().filter(|e| e.is_valid())
     }
@@ -559,8 +555,8 @@ impl LongTermMemory {
         Ok(())
     }
 
-    pub fn stats(&self) -> LongTermStats {
-        let mut s = LongTermStats {
+    pub fn stats(&self) -> RecordStats {
+        let mut s = RecordStats {
             storage_bytes: self.storage_bytes,
             processed_hashes: self.processed.len() as u32,
             ..Default::default()
@@ -664,9 +660,8 @@ mod tests {
         fn new() -> Env {
             Env { store: Rc::new(MemoryStore::new()), clock: Rc::new(ManualClock::new(1_700_000_000_000)) }
         }
-        fn open(&self) -> LongTermMemory {
-            block_on(LongTermMemory::open(self.store.clone(), self.clock.clone(), DedupOptions::default()))
-                .unwrap()
+        fn open(&self) -> Records {
+            block_on(Records::open(self.store.clone(), self.clock.clone(), DedupOptions::default())).unwrap()
         }
         fn fact(&self, text: &str) -> MemoryEntry {
             self.clock.advance(1_000);

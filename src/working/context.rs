@@ -14,9 +14,9 @@ use serde::Serialize;
 use crate::budget::TokenBudget;
 use crate::entry::Role;
 use crate::error::{Error, ErrorCode, Result};
-use crate::message::{text_message_tokens, ChatMessage, MESSAGE_OVERHEAD, REPLY_PRIMING};
 use crate::tokens::{truncate_to_lines, truncate_to_tokens, Tokenizer, TokenizerId};
-use crate::window::{assemble, Item, LeftOut, WindowRequest};
+use crate::working::message::{text_message_tokens, ChatMessage, MESSAGE_OVERHEAD, REPLY_PRIMING};
+use crate::working::window::{assemble, Item, LeftOut, WindowRequest};
 
 /// Heading of the long-term block inside the system message.
 pub const LONG_TERM_HEADING: &str = "Relevant long-term memory:";

@@ -229,7 +229,7 @@ impl Details {
         // Polarity of CJK text: its negation characters, out of the core too.
         let cjk_core: String = text.chars().filter(|c| !CJK_NEGATIONS.contains(c)).collect();
         if cjk_core.chars().count() != text.chars().count() {
-            d.core = vec![crate::dedup::normalize(&cjk_core)];
+            d.core = vec![crate::longterm::dedup::normalize(&cjk_core)];
         }
         d.numbers.sort();
         d.negative = negations % 2 == 1;

@@ -26,15 +26,15 @@ use std::rc::Rc;
 use serde::{Deserialize, Serialize};
 
 use crate::budget::{BudgetOptions, TokenBudget};
-use crate::context::{self, Context};
-use crate::conversation::{ConversationLimits, ConversationMemory, Seq};
 use crate::entry::{new_id, Kind, MemoryEntry, Role, Scope, TokenCounts, ToolCall};
 use crate::error::{Error, Result};
 use crate::ports::clock::Clock;
 use crate::ports::LocalBoxFuture;
 use crate::store::{damage, DamageLog, Store};
 use crate::tokens::Tokenizer;
-use crate::window::Item;
+use crate::working::context::{self, Context};
+use crate::working::conversation::{ConversationLimits, ConversationMemory, Seq};
+use crate::working::window::Item;
 
 /// Options of a session, with the designs' defaults.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -575,7 +575,7 @@ impl Session {
     }
 
     /// The live messages a turn may send: all, or the last `context_rounds x 3`.
-    fn turn_history(&self) -> Vec<&crate::conversation::Live> {
+    fn turn_history(&self) -> Vec<&crate::working::conversation::Live> {
         let live = self.memory.live();
         let n = match self.options.context_rounds {
             Some(rounds) => (rounds as usize * 3).min(live.len()),
@@ -739,7 +739,7 @@ mod tests {
         assert!(ctx.messages[0].content.contains("- likes Rust"));
         assert_eq!(ctx.messages[3].content, "What do I like?");
         let r = &ctx.report;
-        assert_eq!(r.total, crate::context::total_tokens(&Estimate, &ctx.messages));
+        assert_eq!(r.total, crate::working::context::total_tokens(&Estimate, &ctx.messages));
         assert!(r.long_term > 0 && r.system > 0 && r.query > 0);
         assert_eq!(r.free, r.limit - r.total);
         assert_eq!(r.limit, 198_000);

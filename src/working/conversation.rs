@@ -13,11 +13,11 @@
 use std::collections::VecDeque;
 
 use crate::entry::{MemoryEntry, Role};
-use crate::message::entry_tokens;
 use crate::tokens::Tokenizer;
+use crate::working::message::entry_tokens;
 
 /// A message's position in its session: ordered as the store's keys are
-/// (see [`crate::session::position`]).
+/// (see [`crate::working::session::position`]).
 pub type Seq = u128;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

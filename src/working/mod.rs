@@ -1,0 +1,15 @@
+//! Working memory: one session's conversation and the request built from it.
+//!
+//! | module | concept |
+//! |---|---|
+//! | [`message`] | the OpenAI-style `ChatMessage` a request holds, and what a message costs in tokens |
+//! | [`conversation`] | the live messages, bounded in tokens and count, FIFO eviction into pending compression |
+//! | [`window`] | which messages a request sends: newest first, tool calls with their results, summary inside the budget |
+//! | [`context`] | the whole request: system text, long-term block, summary, window, and where every token went |
+//! | [`session`] | a session on a store: writes before memory, positions that never collide, catching up with other writers |
+
+pub mod context;
+pub mod conversation;
+pub mod message;
+pub mod session;
+pub mod window;
