@@ -74,7 +74,13 @@ pub struct MemoryOptions {
     pub llm: LlmOptions,
     /// Compress in the background when `add` finds it due. Default true.
     pub auto_compress: Option<bool>,
+    /// The host's long-term hook must answer within this; past it the turn
+    /// goes on without the block (the report says why). Default 10 s.
+    pub long_term_timeout_ms: Option<u32>,
 }
+
+/// Default of [`MemoryOptions::long_term_timeout_ms`].
+pub const LONG_TERM_TIMEOUT_MS: u32 = 10_000;
 
 /// The effects a `Memory` goes through.
 pub struct Ports {
@@ -146,6 +152,7 @@ struct Inner {
     spawner: Rc<dyn Spawn>,
     model: Option<Model>,
     long_term: Option<Rc<dyn LongTermSource>>,
+    long_term_timeout_ms: u32,
     damage: Rc<DamageLog>,
     /// Background tasks not yet settled, and who waits for none.
     running: Cell<u32>,
@@ -241,6 +248,7 @@ impl Memory {
                     backoff: Cell::new(Backoff::default()),
                 }),
                 long_term: ports.long_term,
+                long_term_timeout_ms: options.long_term_timeout_ms.unwrap_or(LONG_TERM_TIMEOUT_MS),
                 damage,
                 running: Cell::new(0),
                 idle_waiters: RefCell::default(),
@@ -385,13 +393,28 @@ impl Memory {
             None
         } else {
             Some(match &self.inner.long_term {
-                Some(hook) => hook.block(query, budget).await,
+                Some(hook) => self.hook_block(hook.as_ref(), query, budget).await,
                 None => self.read(|r| r.block(tokenizer.as_ref(), query, budget)).await.and_then(|b| b),
             })
         };
         let mut s = self.inner.session.lock().await;
         s.sync().await?;
         s.build_context_with(&request, block)
+    }
+
+    /// The host hook's block, or a `TIMEOUT` error once it took too long (a
+    /// hook that hangs must not hang the turn).
+    async fn hook_block(&self, hook: &dyn LongTermSource, query: &str, budget: u32) -> Result<String> {
+        let ms = self.inner.long_term_timeout_ms;
+        let call = hook.block(query, budget);
+        let timeout = self.inner.clock.sleep(ms);
+        match futures::future::select(call, timeout).await {
+            futures::future::Either::Left((block, _)) => block,
+            futures::future::Either::Right(_) => Err(Error::new(
+                ErrorCode::Timeout,
+                format!("the long-term hook did not answer within {ms} ms"),
+            )),
+        }
     }
 
     /// Every stored message of the session, oldest first (other writers'

@@ -576,3 +576,25 @@ fn an_owed_session_end_resumes_on_open_and_idle_waits_for_it() {
     w.run(b.idle());
     assert!(w.run(b.pending_work()).unwrap().is_empty());
 }
+
+#[test]
+fn a_long_term_hook_that_hangs_does_not_hang_the_turn() {
+    struct Hangs;
+    impl LongTermSource for Hangs {
+        fn block<'a>(&'a self, _query: &'a str, _budget: u32) -> LocalBoxFuture<'a, Result<String>> {
+            Box::pin(std::future::pending())
+        }
+    }
+    let mut w = World::new();
+    let mut ports = w.ports(None);
+    ports.long_term = Some(Rc::new(Hangs));
+    let m = w.open_with(options("chat"), ports);
+    w.run(m.add(user("hello"))).unwrap();
+    let req = ContextRequest { query: Some("hello".into()), ..Default::default() };
+    let turn = w.pool.spawner().spawn_local_with_handle(async move { m.build_context(req).await }).unwrap();
+    w.settle();
+    w.clock.advance(LONG_TERM_TIMEOUT_MS as i64);
+    let ctx = w.run(turn).unwrap();
+    assert_eq!(ctx.messages.len(), 1);
+    assert!(ctx.report.long_term_error.as_deref().unwrap().contains("did not answer"));
+}

@@ -86,6 +86,7 @@ const OPEN_FIELDS: &[&str] = &[
     "longTerm",
     "onDamaged",
     "storageTimeoutMs",
+    "longTermTimeoutMs",
 ];
 
 /// Storage calls of an adapter settle within this, by default.
@@ -153,13 +154,30 @@ async fn parse_open(options: JsValue) -> std::result::Result<(MemoryOptions, Por
             .filter(|&t| t > 0)
             .ok_or_else(|| Error::invalid("storageTimeoutMs must be a positive integer below 2^32"))?,
     };
+    let long_term_timeout_ms = match optional(take_field(&copy, "longTermTimeoutMs")?) {
+        None => None,
+        Some(v) => Some(
+            u32::try_from(js_count(&v, "longTermTimeoutMs")?)
+                .ok()
+                .filter(|&t| t > 0)
+                .ok_or_else(|| Error::invalid("longTermTimeoutMs must be a positive integer below 2^32"))?,
+        ),
+    };
     let namespace = js_string(&take_field(&copy, "namespace")?, "namespace")?;
     let session_id = js_string(&take_field(&copy, "sessionId")?, "sessionId")?;
     let session: SessionOptions = from_js(copy, "memory options", SESSION_FIELDS)?;
     memory::validate_namespace(&namespace)?;
     let store = open_store(store_spec, &namespace, timeout_ms).await?;
-    let options =
-        MemoryOptions { namespace, session_id, agent_id, session, dedup, llm: llm_options, auto_compress };
+    let options = MemoryOptions {
+        namespace,
+        session_id,
+        agent_id,
+        session,
+        dedup,
+        llm: llm_options,
+        auto_compress,
+        long_term_timeout_ms,
+    };
     let ports = Ports {
         store,
         clock: Rc::new(JsClock),

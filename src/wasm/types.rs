@@ -130,7 +130,16 @@ export interface MemoryOptions extends SessionOptions {
   llm?: LlmFunction | LlmConfig;
   /** Compress in the background when `add` finds compression due (default true with an llm). */
   autoCompress?: boolean;
+  /** Hears of each stored record that could not be read (it is skipped; `stats().damaged` lists them). */
+  onDamaged?: (damaged: Damaged) => void;
+  /** A storage adapter's call must settle within this, else STORAGE_TIMEOUT (default 30000). */
+  storageTimeoutMs?: number;
+  /** The `longTerm` hook must answer within this, else the turn goes on without the block (default 10000). */
+  longTermTimeoutMs?: number;
 }
+
+/** A stored record that could not be read, and why. */
+export interface Damaged { key: string; error: string; }
 
 /** What the library asks the model. `signal` aborts when the library gives up on the call. */
 export interface LlmRequest {
@@ -354,7 +363,8 @@ export type Similarity =
 /** What `remember` did. */
 export type Remembered =
   | { outcome: "stored"; entry: MemoryEntry }
-  | { outcome: "superseded"; entry: MemoryEntry; superseded: string[] }
+  /** `change`: what differs from the superseded memory (absent: the new one is a fuller version). */
+  | { outcome: "superseded"; entry: MemoryEntry; superseded: string[]; change?: "number" | "date" | "name" | "polarity" }
   | { outcome: "duplicate"; existing: MemoryEntry; similarity: Similarity };
 
 export interface DedupOptions {
@@ -389,6 +399,8 @@ export interface MemoryStats {
   processedHashes: number;
   /** Searches per "YYYY-MM-DD|scope". */
   searches: Record<string, number>;
+  /** Stored records skipped because they could not be read. */
+  damaged: Damaged[];
 }
 
 export interface Usage { calls: number; inputTokens: number; outputTokens: number; }

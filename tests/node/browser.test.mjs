@@ -161,6 +161,29 @@ test("a page sees another page's memories at its next read; deleting the namespa
   await b.close();
 });
 
+test("an upgrade blocked by another tab's open connection is a BLOCKED error, not a hang", async () => {
+  const ns = `blocked-${Date.now()}`;
+  const page = await harness(`other-${ns}`, "s");
+  const r = await page.evaluate(async (ns) => {
+    // Another tab's code holds the namespace's database open at version 2
+    // and ignores versionchange.
+    const old = await new Promise((ok, fail) => {
+      const req = indexedDB.open(`agent-memory/${ns}`, 2);
+      req.onupgradeneeded = () => req.result.createObjectStore("records");
+      req.onsuccess = () => ok(req.result);
+      req.onerror = () => fail(req.error);
+    });
+    const blocked = await window.am.Memory.open({ namespace: ns, sessionId: "s", store: "indexeddb" })
+      .then(() => "opened", (e) => e.code);
+    old.close();
+    const m = await window.am.Memory.open({ namespace: ns, sessionId: "s", store: "indexeddb" });
+    await m.add({ content: "after the other tab let go" });
+    return { blocked, history: (await m.sessionHistory()).map((e) => e.content) };
+  }, ns);
+  assert.deepEqual(r, { blocked: "BLOCKED", history: ["after the other tab let go"] });
+  await page.close();
+});
+
 test("export, purge and import on IndexedDB give back the same state", async () => {
   const r = await runPage(browser, `${base}tests/browser/export.html?ns=export-${Date.now()}`, "__result");
   assert.equal(r.error, undefined, r.error);

@@ -229,3 +229,13 @@ test("buildContext's total is what the provider bills: tiktoken's per-message ru
     await llm.close();
   }
 });
+
+test("a long-term hook that never answers does not hang the turn", async () => {
+  const m = await am.Memory.open({
+    namespace: "u", sessionId: "s", longTerm: () => new Promise(() => {}), longTermTimeoutMs: 50,
+  });
+  await m.add({ content: "hello" });
+  const { messages, report } = await m.buildContext({ query: "hello" });
+  assert.equal(messages.length, 1);
+  assert.match(report.longTermError, /did not answer within 50 ms/);
+});
