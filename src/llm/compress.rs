@@ -51,21 +51,27 @@ pub struct CompressReport {
 /// messages and `max_tokens` tokens (a message larger than that alone makes
 /// a chunk; its text is cut when the prompt is built).
 pub fn plan_chunks(tokens: &[u32], max_messages: usize, max_tokens: u32) -> Vec<Range<usize>> {
-    let mut chunks = Vec::new();
+    plan_groups(tokens, max_messages, max_tokens, 1)
+}
+
+/// Consecutive groups of at most `max_items` items and `max_tokens` tokens,
+/// except that a group always takes at least `min_items` (while items last).
+fn plan_groups(tokens: &[u32], max_items: usize, max_tokens: u32, min_items: usize) -> Vec<Range<usize>> {
+    let mut groups = Vec::new();
     let (mut start, mut sum) = (0usize, 0u64);
     for (i, &t) in tokens.iter().enumerate() {
-        let full = i - start == max_messages || (i > start && sum + t as u64 > max_tokens as u64);
+        let full = i - start == max_items || (i - start >= min_items && sum + t as u64 > max_tokens as u64);
         if full {
-            chunks.push(start..i);
+            groups.push(start..i);
             start = i;
             sum = 0;
         }
         sum += t as u64;
     }
     if start < tokens.len() {
-        chunks.push(start..tokens.len());
+        groups.push(start..tokens.len());
     }
-    chunks
+    groups
 }
 
 /// Words the final summary may take: about three quarters of a word per
@@ -175,20 +181,7 @@ pub const REDUCE_MAX_TOKENS: u32 = 6_000;
 /// Groups consecutive parts so that each group stays within `max_tokens`,
 /// with at least two parts per group (so every round shrinks the list).
 pub fn plan_reduce(tokens: &[u32], max_tokens: u32) -> Vec<Range<usize>> {
-    let mut groups = Vec::new();
-    let (mut start, mut sum) = (0usize, 0u64);
-    for (i, &t) in tokens.iter().enumerate() {
-        if i - start >= 2 && sum + t as u64 > max_tokens as u64 {
-            groups.push(start..i);
-            start = i;
-            sum = 0;
-        }
-        sum += t as u64;
-    }
-    if start < tokens.len() {
-        groups.push(start..tokens.len());
-    }
-    groups
+    plan_groups(tokens, usize::MAX, max_tokens, 2)
 }
 
 /// Map-reduce over `entries` (with their positions); returns the summary,
@@ -281,6 +274,14 @@ mod tests {
         assert_eq!(plan_chunks(&[1; 12], 5, 1000), vec![0..5, 5..10, 10..12]);
         assert_eq!(plan_chunks(&[400, 400, 400, 5000, 10], 5, 1000), vec![0..2, 2..3, 3..4, 4..5]);
         assert!(plan_chunks(&[], 5, 1000).is_empty());
+    }
+
+    #[test]
+    fn reduce_groups_stay_within_the_bound_and_always_shrink() {
+        assert_eq!(plan_reduce(&[100; 6], 250), vec![0..2, 2..4, 4..6]);
+        // Parts over the bound still pair up, so every round makes progress.
+        assert_eq!(plan_reduce(&[900, 900, 900], 500), vec![0..2, 2..3]);
+        assert_eq!(plan_reduce(&[10], 500), vec![0..1]);
     }
 
     fn session_with(n: usize, store: Rc<MemoryStore>, clock: Rc<ManualClock>) -> Session {
