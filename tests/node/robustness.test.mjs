@@ -239,3 +239,18 @@ test("a long-term hook that never answers does not hang the turn", async () => {
   assert.equal(messages.length, 1);
   assert.match(report.longTermError, /did not answer within 50 ms/);
 });
+
+test("a long-term hook may call back into the memory it serves", async () => {
+  let m;
+  m = await am.Memory.open({
+    namespace: "u", sessionId: "s",
+    longTerm: async (query) => {
+      const hits = await m.search(query);
+      m.usage();
+      return hits.map((h) => `- ${h.text}`).join("\n");
+    },
+  });
+  await m.remember({ content: "Prefers Rust for systems code" });
+  const { messages } = await m.buildContext({ query: "systems code language" });
+  assert.match(messages[0].content, /Prefers Rust/);
+});
