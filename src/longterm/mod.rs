@@ -36,6 +36,10 @@ pub struct LongTermOptions {
     pub min_score: f64,
     /// Share of the block the user profile may take (the design's 60%).
     pub user_share: f64,
+    /// User facts pinned in every request, whatever the query (seed 002's
+    /// `prefTopK`): a request whose words miss a stored preference still
+    /// carries it. Inside the user share, before the query's hits; 0: none.
+    pub pinned_profile: u32,
     pub dedup: DedupOptions,
 }
 
@@ -46,6 +50,7 @@ impl Default for LongTermOptions {
             top_k_per_scope: 10,
             min_score: 0.3,
             user_share: 0.6,
+            pinned_profile: 6,
             dedup: DedupOptions::default(),
         }
     }
@@ -261,8 +266,45 @@ impl LongTermMemory {
             scopes: Some(scopes),
             ..SearchOptions::default()
         };
-        let hits = self.search(query, &opts)?;
+        let found = self.search(query, &opts)?;
+        let mut hits = self.pinned_profile();
+        let pinned: std::collections::HashSet<String> = hits.iter().map(|h| h.id.clone()).collect();
+        hits.extend(found.into_iter().filter(|h| !pinned.contains(&h.id)));
         Ok(long_term_block(tok, &hits, budget, self.options.user_share))
+    }
+
+    /// The user facts pinned in every request: profile and preference facts
+    /// first (their `category`, as session end records it), then by
+    /// importance, then the newest.
+    fn pinned_profile(&self) -> Vec<Hit> {
+        let profile = |e: &MemoryEntry| {
+            e.metadata.get("category").is_some_and(|c| matches!(c.as_str(), "profile" | "preference"))
+        };
+        let mut facts: Vec<&MemoryEntry> = self
+            .records
+            .valid_unordered()
+            .filter(|e| e.scope == Scope::User && e.kind == crate::entry::Kind::Fact)
+            .collect();
+        facts.sort_by(|a, b| {
+            profile(b)
+                .cmp(&profile(a))
+                .then(b.importance.total_cmp(&a.importance))
+                .then(b.timestamp.cmp(&a.timestamp))
+                .then(a.id.cmp(&b.id))
+        });
+        facts
+            .into_iter()
+            .take(self.options.pinned_profile as usize)
+            .map(|e| Hit {
+                id: e.id.clone(),
+                score: 0.0,
+                text: e.content.clone(),
+                scope: e.scope.clone(),
+                timestamp: e.timestamp,
+                long_term: true,
+                explain: Default::default(),
+            })
+            .collect()
     }
 }
 
@@ -286,6 +328,41 @@ mod tests {
             let block = self.0.block(&Estimate, query, budget);
             Box::pin(async move { block })
         }
+    }
+
+    #[test]
+    fn profile_facts_are_pinned_whatever_the_query_within_their_share() {
+        let store: Rc<dyn Store> = Rc::new(MemoryStore::new());
+        let clock = Rc::new(ManualClock::new(1_700_000_000_000));
+        let options = LongTermOptions { agent_id: Some("coder".into()), ..Default::default() };
+        let mut lt = block_on(LongTermMemory::open(store.clone(), clock.clone(), options)).unwrap();
+        block_on(lt.remember(new_memory("Prefers Rust for systems code", Scope::User, 1))).unwrap();
+        let block = lt.block(&Estimate, "Which language for firmware?", 400).unwrap();
+        assert!(block.contains("Prefers Rust for systems code"), "{block}");
+        // Preferences first, then importance; at most six; query hits after them.
+        for i in 0..10 {
+            let mut e = new_memory(format!("Owns vintage camera model {i}"), Scope::User, 2 + i);
+            e.importance = 0.1;
+            block_on(lt.remember(e)).unwrap();
+        }
+        let mut name = new_memory("User's name is Ada", Scope::User, 50);
+        name.metadata.insert("category".into(), "profile".into());
+        block_on(lt.remember(name)).unwrap();
+        block_on(lt.remember(new_memory("Agent lesson: retry on 429", Scope::Agent("coder".into()), 60)))
+            .unwrap();
+        let block = lt.block(&Estimate, "camera model 9", 400).unwrap();
+        let lines: Vec<&str> = block.lines().filter(|l| l.starts_with("- ")).collect();
+        assert_eq!(lines[0], "- User's name is Ada");
+        assert_eq!(lines[1], "- Prefers Rust for systems code");
+        assert!(lines.contains(&"- Owns vintage camera model 9"), "the query's hit joins: {lines:?}");
+        let user_lines =
+            block.split("Agent memory:").next().unwrap().lines().filter(|l| l.starts_with("- ")).count();
+        assert!(user_lines <= 6 + 10);
+        assert_eq!(lines.iter().filter(|l| l.contains("model 9")).count(), 1, "pinned or hit, never twice");
+        // Disabled: nothing but hits.
+        let none = LongTermOptions { pinned_profile: 0, ..Default::default() };
+        let bare = block_on(LongTermMemory::open(store, clock, none)).unwrap();
+        assert_eq!(bare.block(&Estimate, "Which language for firmware?", 400).unwrap(), "");
     }
 
     #[test]

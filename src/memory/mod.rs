@@ -68,6 +68,9 @@ pub struct MemoryOptions {
     pub session_id: String,
     /// The agent whose memories join the user's in requests.
     pub agent_id: Option<String>,
+    /// User facts pinned in every request (default 6; see
+    /// [`LongTermOptions::pinned_profile`]).
+    pub pinned_profile: Option<u32>,
     pub session: SessionOptions,
     pub dedup: DedupOptions,
     /// The model's call policy, when there is a model.
@@ -206,8 +209,13 @@ impl Memory {
             None => None,
         };
         let lock = NamedLock::new(ports.locks, lock_name(&options.namespace));
-        let longterm_options =
-            LongTermOptions { agent_id: options.agent_id, dedup: options.dedup, ..Default::default() };
+        let defaults = LongTermOptions::default();
+        let longterm_options = LongTermOptions {
+            agent_id: options.agent_id,
+            dedup: options.dedup,
+            pinned_profile: options.pinned_profile.unwrap_or(defaults.pinned_profile),
+            ..defaults
+        };
         let longterm = {
             // Opening drops expired hashes: a write.
             let _held = lock.acquire().await?;

@@ -87,6 +87,7 @@ const OPEN_FIELDS: &[&str] = &[
     "onDamaged",
     "storageTimeoutMs",
     "longTermTimeoutMs",
+    "pinnedProfile",
 ];
 
 /// Storage calls of an adapter settle within this, by default.
@@ -163,6 +164,13 @@ async fn parse_open(options: JsValue) -> std::result::Result<(MemoryOptions, Por
                 .ok_or_else(|| Error::invalid("longTermTimeoutMs must be a positive integer below 2^32"))?,
         ),
     };
+    let pinned_profile = match optional(take_field(&copy, "pinnedProfile")?) {
+        None => None,
+        Some(v) => Some(
+            u32::try_from(js_count(&v, "pinnedProfile")?)
+                .map_err(|_| Error::invalid("pinnedProfile must be a non-negative integer below 2^32"))?,
+        ),
+    };
     let namespace = js_string(&take_field(&copy, "namespace")?, "namespace")?;
     let session_id = js_string(&take_field(&copy, "sessionId")?, "sessionId")?;
     let session: SessionOptions = from_js(copy, "memory options", SESSION_FIELDS)?;
@@ -177,6 +185,7 @@ async fn parse_open(options: JsValue) -> std::result::Result<(MemoryOptions, Por
         llm: llm_options,
         auto_compress,
         long_term_timeout_ms,
+        pinned_profile,
     };
     let ports = Ports {
         store,
@@ -488,7 +497,14 @@ impl JsMemory {
         let m = self.0.clone();
         promise(
             async move {
-                let (query, (opts, _vector)) = args?;
+                let (query, (opts, vector)) = args?;
+                if vector.is_some() {
+                    // Never silently ignored: this memory's index holds no vectors.
+                    return Err(Error::invalid(
+                        "memory.search takes no `vector`: long-term memories are indexed without vectors",
+                    )
+                    .into());
+                }
                 Ok(m.search(&query, &opts).await?)
             },
             to_js_json,

@@ -136,6 +136,8 @@ export interface MemoryOptions extends SessionOptions {
   storageTimeoutMs?: number;
   /** The `longTerm` hook must answer within this, else the turn goes on without the block (default 10000). */
   longTermTimeoutMs?: number;
+  /** User facts pinned in every request's block, whatever the query (preferences and profile first, then importance); default 6, 0 for none. */
+  pinnedProfile?: number;
 }
 
 /** A stored record that could not be read, and why. */
@@ -332,7 +334,7 @@ export interface SearchOptions {
   rrfK?: number;
   /** Default 1000. */
   truncateChars?: number;
-  /** The query's embedding, for hybrid search. */
+  /** The query's embedding, for hybrid search (`SearchIndex` only: `memory.search` rejects it). */
   vector?: Float32Array | number[];
 }
 

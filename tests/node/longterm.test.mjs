@@ -113,3 +113,15 @@ test("SearchIndex: hybrid search with explain, and typed errors", () => {
   assert.equal(idx.remove("a"), true);
   assert.equal(idx.search("quantum").length, 0);
 });
+
+test("a remembered preference is pinned in every request, whatever its words", async () => {
+  const m = await am.Memory.open({ namespace: "pin", sessionId: "s" });
+  await m.remember({ content: "Prefers Rust for systems code" });
+  const { messages, report } = await m.buildContext({ query: "Which language for firmware?" });
+  assert.match(messages[0].content, /Prefers Rust for systems code/);
+  assert.ok(report.longTerm > 0);
+  const off = await am.Memory.open({ namespace: "pin", sessionId: "s", pinnedProfile: 0 });
+  await off.remember({ content: "Prefers Rust for systems code" });
+  assert.equal((await off.buildContext({ query: "Which language for firmware?" })).report.longTerm, 0);
+  await assert.rejects(am.Memory.open({ namespace: "pin", sessionId: "s", pinnedProfile: -1 }), (e) => e.code === "INVALID_INPUT");
+});

@@ -118,6 +118,7 @@ test("misspelt options, nested ones too, are errors that list what is accepted",
   await assert.rejects(open({ dedup: { jacard: 0.5 } }), isCode("INVALID_INPUT"));
   const m = await open({});
   await assert.rejects(m.search("x", { topK: 3, scopez: [] }), isCode("INVALID_INPUT"));
+  await assert.rejects(m.search("x", { vector: [0.1, 0.2] }), (e) => isCode("INVALID_INPUT")(e) && /vector/.test(e.message));
 });
 
 test("supersede needs an array of ids; loadTokenizer errors are typed", async () => {
