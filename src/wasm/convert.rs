@@ -1,0 +1,149 @@
+//! Values across the boundary: JS values into core types (options checked
+//! field by field at every depth, arguments checked by type), core values
+//! into plain JS objects, and core errors into JS `Error`s with a `code`.
+
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+
+use crate::error::{Error, ErrorCode};
+
+/// A JS `Error` named `AgentMemoryError` with `code` set to the stable code.
+pub(crate) fn js_error(e: Error) -> JsValue {
+    let err = js_sys::Error::new(&e.message);
+    err.set_name("AgentMemoryError");
+    // Reflect.set on a fresh Error object cannot fail.
+    let _ = js_sys::Reflect::set(&err, &JsValue::from_str("code"), &JsValue::from_str(e.code.as_str()));
+    err.into()
+}
+
+impl From<Error> for JsValue {
+    fn from(e: Error) -> JsValue {
+        js_error(e)
+    }
+}
+
+/// Rejects keys of `value` outside `fields`: a misspelt option (`maxTokenz`)
+/// is an error that lists what is accepted, not a silently ignored key.
+pub(crate) fn check_fields(value: &JsValue, what: &str, fields: &[&str]) -> Result<(), JsValue> {
+    for key in js_sys::Object::keys(value.unchecked_ref::<js_sys::Object>()).iter() {
+        let key = key.as_string().unwrap_or_default();
+        if !fields.contains(&key.as_str()) {
+            return Err(js_error(Error::invalid(format!(
+                "unknown {what} {key:?}; expected one of: {}",
+                fields.join(", ")
+            ))));
+        }
+    }
+    Ok(())
+}
+
+/// `JSON.stringify` of an object or array, as a typed error for anything
+/// else (`JSON.stringify(undefined)` is not a string).
+pub(crate) fn json_of(value: &JsValue, what: &str) -> Result<String, JsValue> {
+    let invalid = || js_error(Error::invalid(format!("{what} must be a JSON-serializable object")));
+    if !value.is_object() {
+        return Err(invalid());
+    }
+    js_sys::JSON::stringify(value).ok().and_then(|s| s.as_string()).ok_or_else(invalid)
+}
+
+/// Converts a JS options object into a core type, naming what was expected.
+/// `fields` lists the keys it may have: a misspelt option (`maxTokenz`) is
+/// an error, not a silently ignored key.
+pub(crate) fn from_js<T: serde::de::DeserializeOwned>(
+    value: JsValue,
+    what: &str,
+    fields: &[&str],
+) -> Result<T, JsValue> {
+    if !value.is_object() || js_sys::Array::is_array(&value) {
+        return Err(js_error(Error::invalid(format!("{what} must be an object"))));
+    }
+    check_fields(&value, &format!("{what} field"), fields)?;
+    let invalid = |e: &dyn std::fmt::Display| js_error(Error::invalid(format!("invalid {what}: {e}")));
+    let parsed = serde_wasm_bindgen::from_value(value.clone()).map_err(|e| invalid(&e))?;
+    // serde_wasm_bindgen reads only the fields a struct names, so a misspelt
+    // nested option (`budget: { contextWindw }`) would pass unseen; serde_json
+    // honours `deny_unknown_fields` at every depth. Only its unknown-field
+    // verdict counts: JSON has no NaN or undefined, which the read above
+    // already judged.
+    if let Err(e) = json_of(&value, what).and_then(|json| {
+        serde_json::from_str::<serde::de::IgnoredAny>(&json).map_err(|_| JsValue::NULL)?;
+        serde_json::from_str::<T>(&json).map(drop).map_err(|e| JsValue::from_str(&e.to_string()))
+    }) {
+        if let Some(message) = e.as_string().filter(|m| m.contains("unknown field")) {
+            return Err(invalid(&message));
+        }
+    }
+    Ok(parsed)
+}
+
+/// What a thrown JS value says: an `Error`'s message, a string as is,
+/// anything else as JSON. (Not `{:?}`: Rust's Debug machinery costs wasm
+/// size for no better text.)
+pub(crate) fn describe(value: &JsValue) -> String {
+    if let Some(e) = value.dyn_ref::<js_sys::Error>() {
+        return format!("{}: {}", String::from(e.name()), String::from(e.message()));
+    }
+    value
+        .as_string()
+        .or_else(|| js_sys::JSON::stringify(value).ok().map(String::from))
+        .unwrap_or_else(|| "an unprintable value".to_string())
+}
+
+/// Converts a core value into a plain JS object (maps become objects).
+pub(crate) fn to_js<T: serde::Serialize>(value: &T) -> Result<JsValue, JsValue> {
+    let ser = serde_wasm_bindgen::Serializer::new().serialize_maps_as_objects(true);
+    value
+        .serialize(&ser)
+        .map_err(|e| js_error(Error::new(ErrorCode::InvalidInput, format!("cannot convert result: {e}"))))
+}
+
+/// Converts a large result (arrays of messages) through JSON: one
+/// `JSON.parse` of one string beats setting every field of every object
+/// across the boundary.
+pub(crate) fn to_js_json<T: serde::Serialize>(value: &T) -> Result<JsValue, JsValue> {
+    let json = serde_json::to_string(value)
+        .map_err(|e| js_error(Error::new(ErrorCode::InvalidInput, format!("cannot convert result: {e}"))))?;
+    js_sys::JSON::parse(&json)
+}
+
+/// A shallow copy of a JS object, for taking fields out of it.
+pub(crate) fn shallow_copy(obj: &JsValue) -> JsValue {
+    js_sys::Object::assign(&js_sys::Object::new(), obj.unchecked_ref()).into()
+}
+
+/// Removes `name` from `obj` (a copy the caller owns) and returns its value:
+/// hooks, stores and vectors are taken out before the rest is read as data.
+pub(crate) fn take_field(obj: &JsValue, name: &str) -> Result<JsValue, JsValue> {
+    let key = JsValue::from_str(name);
+    let v = js_sys::Reflect::get(obj, &key)?;
+    js_sys::Reflect::delete_property(obj.unchecked_ref::<js_sys::Object>(), &key)?;
+    Ok(v)
+}
+
+/// A string argument from JS, rejecting other types with a typed error
+/// instead of the binding's generic panic.
+pub(crate) fn js_string(value: &JsValue, what: &str) -> Result<String, JsValue> {
+    value.as_string().ok_or_else(|| js_error(Error::invalid(format!("{what} must be a string"))))
+}
+
+/// A non-negative integer argument from JS (rejects NaN, negatives, fractions).
+pub(crate) fn js_count(value: &JsValue, what: &str) -> Result<u64, JsValue> {
+    match value.as_f64() {
+        Some(n) if n.is_finite() && n >= 0.0 && n.fract() == 0.0 && n <= 9_007_199_254_740_991.0 => {
+            Ok(n as u64)
+        }
+        _ => Err(js_error(Error::invalid(format!("{what} must be a non-negative integer")))),
+    }
+}
+
+/// A non-negative integer argument as a `usize`, saturating: on wasm32 a
+/// limit of 2^32 or more means "no limit", never a wrapped small one.
+pub(crate) fn js_usize(value: &JsValue, what: &str) -> Result<usize, JsValue> {
+    Ok(usize::try_from(js_count(value, what)?).unwrap_or(usize::MAX))
+}
+
+/// A count as a JS number, saturating at `u32::MAX`.
+pub(crate) fn count_u32(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
