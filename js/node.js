@@ -1,11 +1,20 @@
 // agent-memory for Node.js: the wasm is loaded synchronously on import.
 import { readFileSync } from "node:fs";
-import { initSync, Tokenizer } from "./agent_memory.js";
+import { initSync as loadWasm, Tokenizer } from "./agent_memory.js";
 import "./guard.js";
 
-initSync({ module: readFileSync(new URL("./agent_memory_bg.wasm", import.meta.url)) });
+loadWasm({ module: readFileSync(new URL("./agent_memory_bg.wasm", import.meta.url)) });
 
 export * from "./agent_memory.js";
+
+/**
+ * In Node the wasm is loaded on import: `init` and `initSync` exist so that
+ * code shared with browsers (`import init from "agent-memory"; await init();`)
+ * runs unchanged, and they do nothing.
+ */
+export default async function init() {}
+export { init };
+export function initSync() {}
 
 /**
  * An exact tokenizer from a pack: "cl100k" / "o200k" (shipped in `packs/`),

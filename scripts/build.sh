@@ -20,5 +20,5 @@ if [ ! -f pkg/packs/o200k.amtk ] || [ -n "$(find "${packs_src[@]}" -newer pkg/pa
   cargo run --release --quiet --features pack-builder --bin build-packs -- pkg/packs
 fi
 
-cp js/index.js js/node.js js/guard.js js/index.d.ts js/package.json pkg/
+cp js/index.js js/node.js js/guard.js js/index.d.ts js/package.json README.md LICENSE-MIT LICENSE-APACHE CHANGELOG.md pkg/
 echo "built pkg/ ($(wc -c < pkg/agent_memory_bg.wasm) bytes wasm, $(gzip -9c pkg/agent_memory_bg.wasm | wc -c) gzip)"

@@ -81,3 +81,24 @@ test("createEntry fills defaults, keeps timestamps and validates", () => {
   assertCode(() => am.createEntry(null), "INVALID_INPUT");
   assert.equal(am.createEntry({ content: "still works" }).content, "still works");
 });
+
+test("the browser-style start runs unchanged in Node, and require loads the package", async () => {
+  const { default: init, initSync, Memory } = await import("../../pkg/node.js");
+  await init();
+  initSync();
+  const m = await Memory.open({ namespace: "u", sessionId: "s" });
+  assert.equal((await m.add({ content: "hello" })).content, "hello");
+  const { createRequire } = await import("node:module");
+  const required = createRequire(import.meta.url)("../../pkg/node.js");
+  assert.equal(typeof required.Memory.open, "function");
+  assert.equal(required.version(), am.version());
+});
+
+test("the tarball carries README, licenses and changelog", async () => {
+  const { execFileSync } = await import("node:child_process");
+  const out = execFileSync("npm", ["pack", "--dry-run", "--json"], { cwd: new URL("../../pkg/", import.meta.url) });
+  const files = JSON.parse(out)[0].files.map((f) => f.path);
+  for (const f of ["README.md", "LICENSE-MIT", "LICENSE-APACHE", "CHANGELOG.md", "node.js", "guard.js", "agent_memory_bg.wasm"]) {
+    assert.ok(files.includes(f), `${f} missing from ${files}`);
+  }
+});
