@@ -3,7 +3,11 @@
 //! [`LongTermMemory`] is what `Memory` holds: the namespace's [`Records`]
 //! (versions, dedup on write, processed hashes, export) with a search index
 //! kept in step with them, which answers searches and the long-term block
-//! of each request. [`dedup`] decides when a new memory is already known,
+//! of each request. The same index holds past conversations (episodic
+//! recall): every chat message of the namespace's sessions, with its
+//! neighbouring turns as a weaker context field, and each session's
+//! summary. Facts outweigh turns (seed 000's ×1.2, `longTermWeight`), and
+//! every hit says where it came from ([`Origin`]). [`dedup`] decides when a new memory is already known,
 //! a fuller version, or an update of a stored one.
 
 pub mod dedup;
@@ -20,7 +24,8 @@ use crate::error::Result;
 use crate::longterm::dedup::DedupOptions;
 use crate::ports::clock::Clock;
 use crate::retrieval::block::long_term_block;
-use crate::retrieval::{Bm25Params, Hit, IndexDoc, SearchIndex, SearchOptions};
+use crate::retrieval::{Bm25Params, Hit, IndexDoc, Origin, SearchIndex, SearchOptions};
+use crate::store::damage;
 use crate::store::{DamageLog, Store};
 use crate::tokens::Tokenizer;
 
@@ -66,8 +71,14 @@ pub struct LongTermStats {
     pub searches: std::collections::BTreeMap<String, u32>,
 }
 
+/// Neighbouring turns on each side that join a turn's context field (the
+/// LoCoMo ranker's setting).
+const NEIGHBOURS: usize = 2;
+
 pub struct LongTermMemory {
     records: Records,
+    /// Past conversations in the index: turns and summaries, by index id.
+    episodes: std::collections::HashMap<String, (IndexDoc, Origin)>,
     /// The memory's reload count when the index was last rebuilt.
     indexed_reloads: u64,
     index: SearchIndex,
@@ -88,6 +99,70 @@ fn index_doc(e: &MemoryEntry) -> IndexDoc {
     }
 }
 
+/// Messages worth recalling: what the user and the assistant said (no tool
+/// traffic, nothing empty).
+fn is_chat(e: &MemoryEntry) -> bool {
+    matches!(e.role, crate::entry::Role::User | crate::entry::Role::Assistant)
+        && e.tool_calls.is_empty()
+        && !e.content.trim().is_empty()
+}
+
+fn turn_doc(e: &MemoryEntry, context: Option<String>) -> IndexDoc {
+    IndexDoc {
+        id: e.id.clone(),
+        text: e.content.clone(),
+        context,
+        scope: Scope::Session,
+        timestamp: e.timestamp,
+        importance: e.importance,
+        long_term: false,
+        embedding: None,
+    }
+}
+
+/// Every session's chat messages (with their neighbours as context) and
+/// summaries, from one `list` of the store. Damaged records are skipped.
+async fn load_episodes(
+    store: &dyn Store,
+    log: &DamageLog,
+) -> Result<std::collections::HashMap<String, (IndexDoc, Origin)>> {
+    let mut sessions: std::collections::BTreeMap<String, Vec<MemoryEntry>> = Default::default();
+    let mut out = std::collections::HashMap::new();
+    // Keys list in position order, so each session's messages come in order.
+    for (key, json) in store.list("session/").await? {
+        let mut parts = key.splitn(4, '/').skip(1);
+        let (Some(session), Some(kind)) = (parts.next(), parts.next()) else { continue };
+        match kind {
+            "msg" => {
+                if let Some(e) = damage::parse::<MemoryEntry>(log, &key, &json) {
+                    sessions.entry(session.to_string()).or_default().push(e);
+                }
+            }
+            "summary" => {
+                if let Some(e) = damage::parse::<MemoryEntry>(log, &key, &json) {
+                    let origin = Origin::Summary { session: session.to_string() };
+                    out.insert(e.id.clone(), (turn_doc(&e, None), origin));
+                }
+            }
+            _ => {}
+        }
+    }
+    for (session, messages) in sessions {
+        let chat: Vec<&MemoryEntry> = messages.iter().filter(|e| is_chat(e)).collect();
+        for (i, e) in chat.iter().enumerate() {
+            let around = chat[i.saturating_sub(NEIGHBOURS)..(i + NEIGHBOURS + 1).min(chat.len())]
+                .iter()
+                .filter(|n| n.id != e.id)
+                .map(|n| n.content.as_str())
+                .collect::<Vec<_>>()
+                .join("\n");
+            let origin = Origin::Turn { session: session.clone(), role: e.role };
+            out.insert(e.id.clone(), (turn_doc(e, Some(around).filter(|c| !c.is_empty())), origin));
+        }
+    }
+    Ok(out)
+}
+
 impl LongTermMemory {
     /// Loads the namespace's long-term memory and indexes the valid part.
     pub async fn open(
@@ -105,9 +180,11 @@ impl LongTermMemory {
         options: LongTermOptions,
         damage: Rc<DamageLog>,
     ) -> Result<LongTermMemory> {
+        let episodes = load_episodes(store.as_ref(), &damage).await?;
         let records = Records::open_with(store, clock.clone(), options.dedup, damage).await?;
         let mut longterm = LongTermMemory {
             records,
+            episodes,
             indexed_reloads: 0,
             index: SearchIndex::new(Bm25Params::default()),
             clock,
@@ -123,6 +200,9 @@ impl LongTermMemory {
         for e in self.records.valid() {
             self.index.add(index_doc(e))?;
         }
+        for (doc, _) in self.episodes.values() {
+            self.index.add(doc.clone())?;
+        }
         Ok(())
     }
 
@@ -137,6 +217,7 @@ impl LongTermMemory {
         let stale: Vec<String> = self
             .index
             .ids()
+            .filter(|id| !self.episodes.contains_key(*id))
             .filter(|id| self.records.get(id).is_none_or(|e| !e.is_valid()))
             .map(str::to_string)
             .collect();
@@ -227,8 +308,27 @@ impl LongTermMemory {
         self.records.valid().into_iter().cloned().collect()
     }
 
+    /// Facts and past conversations for a query, best first, each with its
+    /// origin.
     pub fn search(&self, query: &str, options: &SearchOptions) -> Result<Vec<Hit>> {
-        self.index.search(query, None, self.clock.now_ms(), options)
+        let mut hits = self.index.search(query, None, self.clock.now_ms(), options)?;
+        for h in &mut hits {
+            h.origin = Some(self.episodes.get(&h.id).map_or(Origin::Fact, |(_, origin)| origin.clone()));
+        }
+        Ok(hits)
+    }
+
+    /// Indexes a message this instance just stored (other sessions' arrive
+    /// with the next open), with the turn before it as context.
+    pub fn add_turn(&mut self, session: &str, entry: &MemoryEntry, previous: Option<&str>) -> Result<()> {
+        if !is_chat(entry) || self.episodes.contains_key(&entry.id) {
+            return Ok(());
+        }
+        let doc = turn_doc(entry, previous.map(str::to_string));
+        let origin = Origin::Turn { session: session.to_string(), role: entry.role };
+        self.index.add(doc.clone())?;
+        self.episodes.insert(entry.id.clone(), (doc, origin));
+        Ok(())
     }
 
     /// True when session-end processing already consumed the message with
@@ -253,8 +353,16 @@ impl LongTermMemory {
         LongTermStats { long_term: self.records.stats(), searches: self.index.search_counts() }
     }
 
-    /// The block for a request: the user profile and this agent's memories.
-    pub fn block(&self, tok: &dyn Tokenizer, query: &str, budget: u32) -> Result<String> {
+    /// The block for a request: the user profile and this agent's memories,
+    /// then past conversations other than `current_session` (whose messages
+    /// the request carries already).
+    pub fn block(
+        &self,
+        tok: &dyn Tokenizer,
+        query: &str,
+        budget: u32,
+        current_session: Option<&str>,
+    ) -> Result<String> {
         let mut scopes = vec![Scope::User];
         if let Some(a) = &self.options.agent_id {
             scopes.push(Scope::Agent(a.clone()));
@@ -267,9 +375,27 @@ impl LongTermMemory {
             ..SearchOptions::default()
         };
         let found = self.search(query, &opts)?;
+        // Past turns: the floor is relative to the best turn of another
+        // session (the current session's own words would otherwise set it).
+        let past_opts = SearchOptions {
+            top_k: self.options.top_k_per_scope.saturating_mul(4),
+            scopes: Some(vec![Scope::Session]),
+            ..SearchOptions::default()
+        };
+        let elsewhere = |h: &Hit| match &h.origin {
+            Some(Origin::Turn { session, .. } | Origin::Summary { session }) => {
+                Some(session.as_str()) != current_session
+            }
+            _ => false,
+        };
+        let mut past: Vec<Hit> = self.search(query, &past_opts)?.into_iter().filter(elsewhere).collect();
+        let floor = past.first().map_or(0.0, |best| best.score * self.options.min_score);
+        past.retain(|h| h.score >= floor);
+        past.truncate(self.options.top_k_per_scope as usize);
         let mut hits = self.pinned_profile();
         let pinned: std::collections::HashSet<String> = hits.iter().map(|h| h.id.clone()).collect();
         hits.extend(found.into_iter().filter(|h| !pinned.contains(&h.id)));
+        hits.extend(past);
         Ok(long_term_block(tok, &hits, budget, self.options.user_share))
     }
 
@@ -303,6 +429,7 @@ impl LongTermMemory {
                 timestamp: e.timestamp,
                 long_term: true,
                 explain: Default::default(),
+                origin: Some(Origin::Fact),
             })
             .collect()
     }
@@ -325,7 +452,7 @@ mod tests {
 
     impl LongTermSource for BlockOf<'_> {
         fn block<'a>(&'a self, query: &'a str, budget: u32) -> LocalBoxFuture<'a, Result<String>> {
-            let block = self.0.block(&Estimate, query, budget);
+            let block = self.0.block(&Estimate, query, budget, None);
             Box::pin(async move { block })
         }
     }
@@ -337,7 +464,7 @@ mod tests {
         let options = LongTermOptions { agent_id: Some("coder".into()), ..Default::default() };
         let mut lt = block_on(LongTermMemory::open(store.clone(), clock.clone(), options)).unwrap();
         block_on(lt.remember(new_memory("Prefers Rust for systems code", Scope::User, 1))).unwrap();
-        let block = lt.block(&Estimate, "Which language for firmware?", 400).unwrap();
+        let block = lt.block(&Estimate, "Which language for firmware?", 400, None).unwrap();
         assert!(block.contains("Prefers Rust for systems code"), "{block}");
         // Preferences first, then importance; at most six; query hits after them.
         for i in 0..10 {
@@ -350,7 +477,7 @@ mod tests {
         block_on(lt.remember(name)).unwrap();
         block_on(lt.remember(new_memory("Agent lesson: retry on 429", Scope::Agent("coder".into()), 60)))
             .unwrap();
-        let block = lt.block(&Estimate, "camera model 9", 400).unwrap();
+        let block = lt.block(&Estimate, "camera model 9", 400, None).unwrap();
         let lines: Vec<&str> = block.lines().filter(|l| l.starts_with("- ")).collect();
         assert_eq!(lines[0], "- User's name is Ada");
         assert_eq!(lines[1], "- Prefers Rust for systems code");
@@ -362,7 +489,7 @@ mod tests {
         // Disabled: nothing but hits.
         let none = LongTermOptions { pinned_profile: 0, ..Default::default() };
         let bare = block_on(LongTermMemory::open(store, clock, none)).unwrap();
-        assert_eq!(bare.block(&Estimate, "Which language for firmware?", 400).unwrap(), "");
+        assert_eq!(bare.block(&Estimate, "Which language for firmware?", 400, None).unwrap(), "");
     }
 
     #[test]

@@ -273,11 +273,14 @@ impl Memory {
     /// Stores a message (store first, then the window) and returns it; queues
     /// a background compression when one is due.
     pub async fn add(&self, message: NewMessage) -> Result<MemoryEntry> {
-        let (entry, due) = {
+        let (entry, due, session, previous) = {
             let mut s = self.inner.session.lock().await;
             let entry = s.add(message).await?;
-            (entry, s.compression_due())
+            (entry, s.compression_due(), s.storage_id().to_string(), s.previous_chat_text())
         };
+        // Searchable as a past turn from now on (acknowledged already: an
+        // index failure only costs recall, and the next open indexes it).
+        let _ = self.inner.longterm.lock().await.add_turn(&session, &entry, previous.as_deref());
         if due && self.compression_may_start() {
             self.queue(Task::Compress);
         }
@@ -392,9 +395,9 @@ impl Memory {
     /// call back into this memory); the window is then built from the
     /// session, caught up with other writers.
     pub async fn build_context(&self, request: ContextRequest) -> Result<Context> {
-        let (budget, tokenizer) = {
+        let (budget, tokenizer, session) = {
             let s = self.inner.session.lock().await;
-            (s.options().long_term_budget, s.tokenizer().clone())
+            (s.options().long_term_budget, s.tokenizer().clone(), s.storage_id().to_string())
         };
         let query = request.query.as_deref().unwrap_or_default();
         let block = if query.is_empty() {
@@ -402,7 +405,10 @@ impl Memory {
         } else {
             Some(match &self.inner.long_term {
                 Some(hook) => self.hook_block(hook.as_ref(), query, budget).await,
-                None => self.read(|r| r.block(tokenizer.as_ref(), query, budget)).await.and_then(|b| b),
+                None => self
+                    .read(|r| r.block(tokenizer.as_ref(), query, budget, Some(&session)))
+                    .await
+                    .and_then(|b| b),
             })
         };
         let mut s = self.inner.session.lock().await;

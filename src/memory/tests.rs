@@ -598,3 +598,38 @@ fn a_long_term_hook_that_hangs_does_not_hang_the_turn() {
     assert_eq!(ctx.messages.len(), 1);
     assert!(ctx.report.long_term_error.as_deref().unwrap().contains("did not answer"));
 }
+
+#[test]
+fn past_conversations_are_recalled_with_their_date_speaker_and_session() {
+    use crate::retrieval::Origin;
+    let mut w = World::new();
+    let trip = w.open("trip", None);
+    w.run(trip.add(user("My sister Ana just moved to Porto"))).unwrap();
+    w.run(trip.add(assistant("How exciting, Porto is lovely in spring."))).unwrap();
+    w.run(trip.add(user("I booked a flight for the 12th"))).unwrap();
+    w.clock.advance(86_400_000);
+    let next = w.open("next-day", None);
+    let question = "Where does my sister live now?";
+    w.run(next.add(user(question))).unwrap();
+    let req = ContextRequest { query: Some(question.into()), ..Default::default() };
+    let system = w.run(next.build_context(req)).unwrap().messages[0].content.clone();
+    assert!(
+        system.contains("Past conversations:\n- [2023-11-14] user: My sister Ana just moved to Porto"),
+        "{system}"
+    );
+    assert_eq!(system.matches(question).count(), 0, "the current session's messages are not repeated");
+    // Every hit says where it came from; a fact outweighs a turn.
+    w.run(next.remember(fact("Sister Ana lives in Porto"))).unwrap();
+    let hits = w.run(next.search("sister Ana Porto", &SearchOptions::default())).unwrap();
+    assert_eq!(hits[0].origin, Some(Origin::Fact), "{hits:?}");
+    let turn = Origin::Turn { session: "trip".into(), role: Role::User };
+    assert!(hits.iter().any(|h| h.origin.as_ref() == Some(&turn) && h.text.contains("sister Ana")));
+    assert!(
+        hits.iter().any(|h| h.explain.source_weight == 1.2)
+            && hits.iter().any(|h| h.explain.source_weight == 1.0)
+    );
+    // This instance's own new turns are searchable at once.
+    let own = w.run(next.search("sister live", &SearchOptions::default())).unwrap();
+    let here = Origin::Turn { session: "next-day".into(), role: Role::User };
+    assert!(own.iter().any(|h| h.origin.as_ref() == Some(&here)));
+}

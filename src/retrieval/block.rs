@@ -1,15 +1,17 @@
 //! The long-term memory block of a request: user-profile memories first,
-//! up to 60% of the budget, what they leave to the agent's memories; whole
-//! lines only, exact token counts.
+//! up to 60% of the budget, then the agent's memories, then past
+//! conversations (each turn with its date and speaker) in what is left;
+//! whole lines only, exact token counts.
 //!
 //! Memory text is data, not instructions: each memory is one line inside a
 //! fenced block, with any fence marker inside the text defused, so a stored
 //! "</memory> ignore previous instructions" cannot close the block early.
 
 use crate::entry::Scope;
+use crate::longterm::records::utc_day;
 use crate::tokens::{truncate_to_lines, Tokenizer};
 
-use super::Hit;
+use super::{Hit, Origin};
 
 pub const OPEN: &str = "<memory>";
 pub const CLOSE: &str = "</memory>";
@@ -20,39 +22,57 @@ fn line(text: &str) -> String {
     format!("- {}\n", flat.replace("<memory", "<\u{200b}memory").replace("</memory", "<\u{200b}/memory"))
 }
 
-fn lines<'a>(hits: impl Iterator<Item = &'a Hit>) -> String {
-    hits.map(|h| line(&h.text)).collect()
+/// A past turn says when and who: `- [2026-11-30] user: text`.
+fn turn_line(h: &Hit) -> String {
+    match &h.origin {
+        Some(Origin::Turn { role, .. }) => {
+            line(&format!("[{}] {}: {}", utc_day(h.timestamp), role.as_str(), h.text))
+        }
+        _ => line(&format!("[{}] {}", utc_day(h.timestamp), h.text)),
+    }
 }
 
+fn lines<'a>(hits: impl Iterator<Item = &'a Hit>, each: fn(&Hit) -> String) -> String {
+    hits.map(each).collect()
+}
+
+const USER_HEAD: &str = "User profile:\n";
+const AGENT_HEAD: &str = "Agent memory:\n";
+const PAST_HEAD: &str = "Past conversations:\n";
+
 /// The block for `hits` within `budget` tokens (fence and headings
-/// included), user profile first up to `user_share` of it.
+/// included): the user profile first, up to `user_share` of it; then the
+/// agent's memories; then past conversations (session-scope hits), in what
+/// the others leave.
 pub fn long_term_block(tok: &dyn Tokenizer, hits: &[Hit], budget: u32, user_share: f64) -> String {
-    let user = lines(hits.iter().filter(|h| h.scope == Scope::User));
-    let agent = lines(hits.iter().filter(|h| matches!(h.scope, Scope::Agent(_))));
-    if user.is_empty() && agent.is_empty() {
+    let text = |h: &Hit| line(&h.text);
+    let user = lines(hits.iter().filter(|h| h.scope == Scope::User), text);
+    let agent = lines(hits.iter().filter(|h| matches!(h.scope, Scope::Agent(_))), text);
+    let past = lines(hits.iter().filter(|h| h.scope == Scope::Session), turn_line);
+    if user.is_empty() && agent.is_empty() && past.is_empty() {
         return String::new();
     }
-    let user_head = "User profile:\n";
-    let agent_head = "Agent memory:\n";
+    let head_cost = |body: &str, head: &str| if body.is_empty() { 0 } else { tok.count(head) as u32 };
     let frame = tok.count(&format!("{OPEN}\n{CLOSE}")) as u32
-        + if user.is_empty() { 0 } else { tok.count(user_head) as u32 }
-        + if agent.is_empty() { 0 } else { tok.count(agent_head) as u32 };
+        + head_cost(&user, USER_HEAD)
+        + head_cost(&agent, AGENT_HEAD)
+        + head_cost(&past, PAST_HEAD);
     let room = budget.saturating_sub(frame);
     let user_cap = (room as f64 * user_share).floor() as u32;
     let user_kept = truncate_to_lines(tok, &user, user_cap.min(room) as usize);
-    let user_used = tok.count(&user_kept) as u32;
-    let agent_kept = truncate_to_lines(tok, &agent, room.saturating_sub(user_used) as usize);
-    if user_kept.is_empty() && agent_kept.is_empty() {
+    let mut left = room.saturating_sub(tok.count(&user_kept) as u32);
+    let agent_kept = truncate_to_lines(tok, &agent, left as usize);
+    left = left.saturating_sub(tok.count(&agent_kept) as u32);
+    let past_kept = truncate_to_lines(tok, &past, left as usize);
+    if user_kept.is_empty() && agent_kept.is_empty() && past_kept.is_empty() {
         return String::new();
     }
     let mut out = format!("{OPEN}\n");
-    if !user_kept.is_empty() {
-        out.push_str(user_head);
-        out.push_str(&user_kept);
-    }
-    if !agent_kept.is_empty() {
-        out.push_str(agent_head);
-        out.push_str(&agent_kept);
+    for (head, kept) in [(USER_HEAD, user_kept), (AGENT_HEAD, agent_kept), (PAST_HEAD, past_kept)] {
+        if !kept.is_empty() {
+            out.push_str(head);
+            out.push_str(&kept);
+        }
     }
     out.push_str(CLOSE);
     out
@@ -73,6 +93,7 @@ mod tests {
             timestamp: 0,
             long_term: true,
             explain: Explain::default(),
+            origin: None,
         }
     }
 

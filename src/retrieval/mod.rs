@@ -170,6 +170,22 @@ pub struct Hit {
     pub timestamp: i64,
     pub long_term: bool,
     pub explain: Explain,
+    /// Where the hit came from, when the index's owner knows (`source`,
+    /// `session`, `role`: a long-term fact, a session summary, a past turn).
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<Origin>,
+}
+
+/// What a hit of long-term recall is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase", tag = "source")]
+pub enum Origin {
+    /// A long-term memory.
+    Fact,
+    /// The summary of a session.
+    Summary { session: String },
+    /// A message of a past conversation.
+    Turn { session: String, role: crate::entry::Role },
 }
 
 /// A document to index.
@@ -488,6 +504,7 @@ impl SearchIndex {
                 timestamp: m.timestamp,
                 long_term: m.long_term,
                 explain,
+                origin: None,
             });
         }
         Ok(out)

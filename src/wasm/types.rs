@@ -356,6 +356,12 @@ export interface Hit {
   timestamp: number;
   longTerm: boolean;
   explain: Explain;
+  /** `memory.search` only: a long-term fact, a session summary, or a past conversation turn. */
+  source?: "fact" | "summary" | "turn";
+  /** The session a summary or turn belongs to. */
+  session?: string;
+  /** Who said a turn. */
+  role?: Role;
 }
 
 export type Similarity =

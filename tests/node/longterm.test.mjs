@@ -24,9 +24,13 @@ test("remember dedups, also across a new Memory, and a new Memory recalls the fa
   const { messages, report } = await next.buildContext({ query: "我喜欢用什么语言写代码?" });
   assert.match(messages[0].content, /<memory>[\s\S]*我喜欢用 Rust 写代码[\s\S]*<\/memory>/);
   assert.ok(report.longTerm > 0);
-  const hits = await next.search("我喜欢用什么语言写代码?");
+  const hits = await next.search("我喜欢用什么语言写代码?", { scopes: ["user"] });
   assert.equal(hits[0].text, "我喜欢用 Rust 写代码");
+  assert.equal(hits[0].source, "fact");
   assert.ok(hits[0].explain.bm25 > 0 && hits[0].explain.sourceWeight === 1.2);
+  // Without a scope, conversation turns are hits too, and say so.
+  const all = await next.search("我喜欢用什么语言写代码?");
+  assert.ok(all.some((h) => h.source === "turn" && h.session === "s2" && h.role === "user"), JSON.stringify(all));
 });
 
 test("versions: supersede, history and undo", async () => {
@@ -124,4 +128,20 @@ test("a remembered preference is pinned in every request, whatever its words", a
   await off.remember({ content: "Prefers Rust for systems code" });
   assert.equal((await off.buildContext({ query: "Which language for firmware?" })).report.longTerm, 0);
   await assert.rejects(am.Memory.open({ namespace: "pin", sessionId: "s", pinnedProfile: -1 }), (e) => e.code === "INVALID_INPUT");
+});
+
+test("past conversations are searchable and join a new session's request with their date", async () => {
+  const adapter = mapAdapter();
+  const trip = await am.Memory.open({ namespace: "ep", sessionId: "trip", store: adapter });
+  await trip.add({ role: "user", content: "My sister Ana just moved to Porto" });
+  await trip.add({ role: "assistant", content: "How exciting, Porto is lovely in spring." });
+  const next = await am.Memory.open({ namespace: "ep", sessionId: "next", store: adapter });
+  await next.add({ role: "user", content: "Where does my sister live now?" });
+  const { messages } = await next.buildContext({ query: "Where does my sister live now?" });
+  assert.match(messages[0].content, /Past conversations:\n- \[\d{4}-\d{2}-\d{2}\] user: My sister Ana just moved to Porto/);
+  const hits = await next.search("sister Ana Porto");
+  const turn = hits.find((h) => h.text === "My sister Ana just moved to Porto");
+  assert.deepEqual([turn.source, turn.session, turn.role, turn.longTerm], ["turn", "trip", "user", false]);
+  await next.remember({ content: "Sister Ana lives in Porto" });
+  assert.equal((await next.search("sister Ana Porto"))[0].source, "fact", "facts weigh 1.2x a turn");
 });
