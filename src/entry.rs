@@ -193,6 +193,9 @@ fn default_importance() -> f32 {
     0.5
 }
 
+/// The latest timestamp a memory may carry: the end of year 9999 (ms).
+pub const MAX_TIMESTAMP_MS: i64 = 253_402_300_799_999;
+
 /// Makes a UUID v7 for a memory created at `timestamp_ms`. The time part
 /// comes from the injected clock, not the system's, so tests are exact; a
 /// counter keeps ids made in the same millisecond increasing, so sorting by

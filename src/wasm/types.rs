@@ -83,6 +83,8 @@ export interface MessageInput {
   /** Tool messages: the id of the call this answers. */
   toolCallId?: string;
   metadata?: Record<string, string>;
+  /** When it was said (ms since the epoch), for importing earlier conversations; default now. */
+  timestamp?: number;
 }
 
 /** Any object with these async methods: Durable Object storage, Deno KV, a Map, a server. */

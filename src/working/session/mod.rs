@@ -85,10 +85,16 @@ pub struct NewMessage {
     pub tool_call_id: Option<String>,
     #[serde(default)]
     pub metadata: std::collections::BTreeMap<String, String>,
+    /// When it was said (ms since the epoch); default now. For importing
+    /// earlier conversations: the message keeps this time, and its position
+    /// in the session is still the order it was added in.
+    #[serde(default)]
+    pub timestamp: Option<i64>,
 }
 
 impl NewMessage {
-    pub const FIELDS: &'static [&'static str] = &["role", "content", "toolCalls", "toolCallId", "metadata"];
+    pub const FIELDS: &'static [&'static str] =
+        &["role", "content", "toolCalls", "toolCallId", "metadata", "timestamp"];
 }
 
 /// What a request asks for.
@@ -411,13 +417,17 @@ impl Session {
     pub async fn add(&mut self, message: NewMessage) -> Result<MemoryEntry> {
         let role = message.role.unwrap_or(Role::User);
         let now = self.clock.now_ms();
+        let said = message.timestamp.unwrap_or(now);
+        if !(0..=crate::entry::MAX_TIMESTAMP_MS).contains(&said) {
+            return Err(Error::invalid("timestamp must be ms since the epoch, from 1970 to 9999"));
+        }
         let entry = MemoryEntry {
-            id: new_id(now),
+            id: new_id(said),
             content: message.content,
             kind: if role == Role::Tool { Kind::ToolResult } else { Kind::Conversation },
             role,
             scope: Scope::Session,
-            timestamp: now,
+            timestamp: said,
             metadata: message.metadata,
             importance: 0.5,
             tool_calls: message.tool_calls,
@@ -678,6 +688,22 @@ mod tests {
         let reloaded = open("chat", store, SessionOptions::default());
         let contents: Vec<_> = reloaded.messages().into_iter().map(|m| m.content).collect();
         assert_eq!(contents, ["kept", "retried"]);
+    }
+
+    #[test]
+    fn an_imported_message_keeps_its_time_and_its_place_in_order() {
+        let store: Rc<dyn Store> = Rc::new(MemoryStore::new());
+        let mut s = open("chat", store.clone(), SessionOptions::default());
+        block_on(s.add(user("now"))).unwrap();
+        let old = NewMessage { timestamp: Some(86_400_000), ..user("said long ago") };
+        let e = block_on(s.add(old)).unwrap();
+        assert_eq!(e.timestamp, 86_400_000);
+        let contents: Vec<String> = block_on(s.history()).unwrap().into_iter().map(|m| m.content).collect();
+        assert_eq!(contents, ["now", "said long ago"], "added after: kept after");
+        for bad in [-1, crate::entry::MAX_TIMESTAMP_MS + 1] {
+            let e = block_on(s.add(NewMessage { timestamp: Some(bad), ..user("x") })).unwrap_err();
+            assert_eq!(e.code, ErrorCode::InvalidInput);
+        }
     }
 
     #[test]
