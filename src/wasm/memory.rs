@@ -120,6 +120,14 @@ fn hook(v: JsValue, what: &str) -> Result<Option<Function>> {
     }
 }
 
+/// Takes an optional whole-number option of at least `min` out of `obj`.
+fn u32_field(obj: &JsValue, name: &str, min: u32) -> std::result::Result<Option<u32>, JsValue> {
+    let Some(v) = optional(take_field(obj, name)?) else { return Ok(None) };
+    let n = u32::try_from(js_count(&v, name)?).ok().filter(|&n| n >= min);
+    let n = n.ok_or_else(|| Error::invalid(format!("{name} must be an integer from {min} to 2^32 - 1")))?;
+    Ok(Some(n))
+}
+
 /// Reads `Memory.open`'s options into the core's options and ports.
 async fn parse_open(options: JsValue) -> std::result::Result<(MemoryOptions, Ports), JsValue> {
     if !options.is_object() {
@@ -148,29 +156,9 @@ async fn parse_open(options: JsValue) -> std::result::Result<(MemoryOptions, Por
     };
     let long_term = hook(take_field(&copy, "longTerm")?, "longTerm")?;
     let on_damaged = hook(take_field(&copy, "onDamaged")?, "onDamaged")?;
-    let timeout_ms = match optional(take_field(&copy, "storageTimeoutMs")?) {
-        None => STORAGE_TIMEOUT_MS,
-        Some(v) => u32::try_from(js_count(&v, "storageTimeoutMs")?)
-            .ok()
-            .filter(|&t| t > 0)
-            .ok_or_else(|| Error::invalid("storageTimeoutMs must be a positive integer below 2^32"))?,
-    };
-    let long_term_timeout_ms = match optional(take_field(&copy, "longTermTimeoutMs")?) {
-        None => None,
-        Some(v) => Some(
-            u32::try_from(js_count(&v, "longTermTimeoutMs")?)
-                .ok()
-                .filter(|&t| t > 0)
-                .ok_or_else(|| Error::invalid("longTermTimeoutMs must be a positive integer below 2^32"))?,
-        ),
-    };
-    let pinned_profile = match optional(take_field(&copy, "pinnedProfile")?) {
-        None => None,
-        Some(v) => Some(
-            u32::try_from(js_count(&v, "pinnedProfile")?)
-                .map_err(|_| Error::invalid("pinnedProfile must be a non-negative integer below 2^32"))?,
-        ),
-    };
+    let timeout_ms = u32_field(&copy, "storageTimeoutMs", 1)?.unwrap_or(STORAGE_TIMEOUT_MS);
+    let long_term_timeout_ms = u32_field(&copy, "longTermTimeoutMs", 1)?;
+    let pinned_profile = u32_field(&copy, "pinnedProfile", 0)?;
     let namespace = js_string(&take_field(&copy, "namespace")?, "namespace")?;
     let session_id = js_string(&take_field(&copy, "sessionId")?, "sessionId")?;
     let session: SessionOptions = from_js(copy, "memory options", SESSION_FIELDS)?;
