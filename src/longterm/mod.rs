@@ -79,8 +79,6 @@ pub struct LongTermMemory {
     records: Records,
     /// Past conversations in the index: turns and summaries, by index id.
     episodes: std::collections::HashMap<String, (IndexDoc, Origin)>,
-    /// The memory's reload count when the index was last rebuilt.
-    indexed_reloads: u64,
     index: SearchIndex,
     clock: Rc<dyn Clock>,
     options: LongTermOptions,
@@ -185,7 +183,6 @@ impl LongTermMemory {
         let mut longterm = LongTermMemory {
             records,
             episodes,
-            indexed_reloads: 0,
             index: SearchIndex::new(Bm25Params::default()),
             clock,
             options,
@@ -195,7 +192,6 @@ impl LongTermMemory {
     }
 
     fn reindex(&mut self) -> Result<()> {
-        self.indexed_reloads = self.records.reloads();
         self.index = SearchIndex::new(Bm25Params::default());
         for e in self.records.valid() {
             self.index.add(index_doc(e))?;
@@ -207,18 +203,19 @@ impl LongTermMemory {
     }
 
     /// Brings the index in line with the store after a change: drops what
-    /// is no longer valid and adds what is missing, so one new memory costs
-    /// one analysis, not a rebuild. After a reload (another tab wrote; its
-    /// import may have rewritten an entry under the same id) it rebuilds.
+    /// is no longer valid, re-adds what was rewritten under the same id (an
+    /// import, here or in another tab), adds what is missing. One new memory
+    /// costs one analysis, and a reload after another tab's write costs a
+    /// comparison per memory, never a rebuild of the past conversations.
     fn sync(&mut self) -> Result<()> {
-        if self.records.reloads() != self.indexed_reloads {
-            return self.reindex();
-        }
+        let records = &self.records;
         let stale: Vec<String> = self
             .index
             .ids()
             .filter(|id| !self.episodes.contains_key(*id))
-            .filter(|id| self.records.get(id).is_none_or(|e| !e.is_valid()))
+            .filter(|id| {
+                records.get(id).is_none_or(|e| !e.is_valid() || self.index.text_of(id) != Some(&e.content))
+            })
             .map(str::to_string)
             .collect();
         for id in stale {
@@ -282,14 +279,16 @@ impl LongTermMemory {
 
     pub async fn import(&mut self, doc: ExportDocument) -> Result<ImportReport> {
         let r = self.records.import(doc).await;
-        self.reindex()?;
+        self.sync()?;
         r
     }
 
     /// Reloads when another tab changed the store.
     pub async fn refresh(&mut self) -> Result<()> {
-        self.records.refresh().await?;
-        self.sync()
+        if self.records.refresh().await? {
+            self.sync()?;
+        }
+        Ok(())
     }
 
     pub fn export(&self) -> ExportDocument {

@@ -134,9 +134,6 @@ pub struct Records {
     processed: HashMap<String, i64>,
     generation: u64,
     storage_bytes: u64,
-    /// Full reloads from the store so far, so that a view built on the
-    /// entries (the search index) knows when to rebuild.
-    reloads: u64,
     damage: Rc<DamageLog>,
 }
 
@@ -163,7 +160,6 @@ impl Records {
             processed: HashMap::new(),
             generation: 0,
             storage_bytes: 0,
-            reloads: 0,
             damage,
         };
         lt.reload().await?;
@@ -182,7 +178,6 @@ impl Records {
     }
 
     async fn reload(&mut self) -> Result<()> {
-        self.reloads += 1;
         self.entries.clear();
         self.fingerprints.clear();
         self.storage_bytes = 0;
@@ -225,11 +220,6 @@ impl Records {
     /// A generation no instance holds (and never the unreadable marker).
     fn next_generation(&self) -> u64 {
         crate::entry::random_u64(self.clock.now_ms()).min(u64::MAX - 1)
-    }
-
-    /// How many times the entries were reloaded from the store.
-    pub fn reloads(&self) -> u64 {
-        self.reloads
     }
 
     /// Reloads when another instance (another tab) wrote since we last
@@ -511,7 +501,6 @@ impl Records {
         self.processed.clear();
         self.generation = generation;
         self.storage_bytes = 0;
-        self.reloads += 1;
         Ok(())
     }
 

@@ -329,6 +329,12 @@ impl SearchIndex {
         Ok(())
     }
 
+    /// The text a document was indexed with.
+    pub fn text_of(&self, id: &str) -> Option<&str> {
+        let n = *self.by_id.get(id)?;
+        self.docs[n as usize].as_ref().map(|m| m.doc.text.as_str())
+    }
+
     pub fn remove(&mut self, id: &str) -> bool {
         match self.by_id.remove(id) {
             Some(n) => {
