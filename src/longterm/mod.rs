@@ -196,7 +196,10 @@ impl LongTermMemory {
         for e in self.records.valid() {
             self.index.add(index_doc(e))?;
         }
-        for (doc, _) in self.episodes.values() {
+        // In time order: ties in search break by insertion.
+        let mut episodes: Vec<&IndexDoc> = self.episodes.values().map(|(doc, _)| doc).collect();
+        episodes.sort_by(|a, b| a.timestamp.cmp(&b.timestamp).then_with(|| a.id.cmp(&b.id)));
+        for doc in episodes {
             self.index.add(doc.clone())?;
         }
         Ok(())
