@@ -1,55 +1,94 @@
-// Calls on a freed object never reach the wasm. After `free()` (or `using`)
-// the generated glue passes a null pointer, and the Rust side throws from
-// inside its own frame; repeated, that leaks the wasm shadow stack until
-// every call fails. So each method of the classes first checks its object
-// (and any of these objects among its arguments) and answers with an
-// AgentMemoryError "FREED": a rejected promise for async methods, a throw
-// from JavaScript for the others.
-import { Memory, SearchIndex, TokenBudget, Tokenizer } from "./agent_memory.js";
+// Misuse answered in JavaScript, before the wasm is entered.
+//
+// - A call before `init()` (web, Deno, workerd entries) would reach a wasm
+//   instance that does not exist yet: it gets an AgentMemoryError
+//   "NOT_INITIALIZED" instead of "Cannot read properties of undefined".
+// - A call on a freed object (after `free()` or `using`) would pass a null
+//   pointer, and the Rust side throws from inside its own frame; repeated,
+//   that leaks the wasm shadow stack until every call fails. It gets "FREED".
+//
+// Async methods answer with a rejected promise, the others with a throw
+// from JavaScript. The classes and functions the entries export are the
+// guarded ones below.
+import * as raw from "./agent_memory.js";
+
+let ready = false;
+
+/** Called by the entries once the wasm is instantiated. */
+export function markReady() {
+  ready = true;
+}
 
 const ASYNC = {
   Memory: new Set([
+    "open", "deleteNamespace",
     "add", "compress", "endSession", "idle", "pendingWork", "buildContext", "sessionHistory",
     "commitSummary", "remember", "rememberMany", "supersede", "search", "memories", "history",
     "undo", "forget", "forgetScope", "purge", "exportMemories", "importMemories", "stats",
   ]),
+  checkStorageAdapter: true,
 };
 
-const CLASSES = [Memory, SearchIndex, TokenBudget, Tokenizer];
-
-function freedError(className) {
-  const err = new Error(`this ${className} was freed; open or create a new one`);
+function error(code, message) {
+  const err = new Error(message);
   err.name = "AgentMemoryError";
-  err.code = "FREED";
+  err.code = code;
   return err;
 }
 
-const isFreed = (value) => CLASSES.some((C) => value instanceof C) && value.__wbg_ptr === 0;
+const notReady = () =>
+  error("NOT_INITIALIZED", "agent-memory is not initialized: call `await init()` (or `initSync({ module })`) first");
 
-for (const C of CLASSES) {
-  const asyncMethods = ASYNC[C.name] ?? new Set();
-  for (const name of Object.getOwnPropertyNames(C.prototype)) {
-    if (name === "constructor" || name === "free" || name === "__destroy_into_raw") continue;
-    const d = Object.getOwnPropertyDescriptor(C.prototype, name);
-    if (typeof d.value === "function") {
-      const original = d.value;
-      const isAsync = asyncMethods.has(name);
-      d.value = function (...args) {
-        if (this.__wbg_ptr === 0 || args.some(isFreed)) {
-          const err = freedError(this.__wbg_ptr === 0 ? C.name : "argument");
-          if (isAsync) return Promise.reject(err);
-          throw err;
-        }
-        return original.apply(this, args);
-      };
-      Object.defineProperty(C.prototype, name, d);
-    } else if (typeof d.get === "function") {
-      const getter = d.get;
-      d.get = function () {
-        if (this.__wbg_ptr === 0) throw freedError(C.name);
-        return getter.call(this);
-      };
-      Object.defineProperty(C.prototype, name, d);
+const RAW_CLASSES = [raw.Memory, raw.SearchIndex, raw.TokenBudget, raw.Tokenizer];
+const isFreed = (value) => RAW_CLASSES.some((C) => value instanceof C) && value.__wbg_ptr === 0;
+
+/** `fn` with the checks in front; `owner` names the freed object in messages. */
+function guarded(fn, isAsync, owner) {
+  return function (...args) {
+    let err = null;
+    if (!ready) err = notReady();
+    else if (owner && this?.__wbg_ptr === 0) err = error("FREED", `this ${owner} was freed; open or create a new one`);
+    else if (args.some(isFreed)) err = error("FREED", "an argument was freed; create a new one");
+    if (err) {
+      if (isAsync) return Promise.reject(err);
+      throw err;
+    }
+    return fn.apply(this, args);
+  };
+}
+
+for (const C of RAW_CLASSES) {
+  const asyncNames = ASYNC[C.name] ?? new Set();
+  for (const [target, owner] of [[C.prototype, C.name], [C, null]]) {
+    for (const name of Object.getOwnPropertyNames(target)) {
+      if (["constructor", "free", "__destroy_into_raw", "__wrap", "prototype", "length", "name"].includes(name)) continue;
+      const d = Object.getOwnPropertyDescriptor(target, name);
+      if (typeof d.value === "function") {
+        d.value = guarded(d.value, asyncNames.has(name), owner);
+      } else if (typeof d.get === "function") {
+        d.get = guarded(d.get, false, owner);
+      } else {
+        continue;
+      }
+      Object.defineProperty(target, name, d);
     }
   }
 }
+
+/** A class whose `new` is checked too (its instances stay instances of the original). */
+const constructible = (C) =>
+  new Proxy(C, {
+    construct(target, args, newTarget) {
+      if (!ready) throw notReady();
+      return Reflect.construct(target, args, newTarget);
+    },
+  });
+
+export const Memory = raw.Memory;
+export const Tokenizer = raw.Tokenizer;
+export const SearchIndex = constructible(raw.SearchIndex);
+export const TokenBudget = constructible(raw.TokenBudget);
+export const checkStorageAdapter = guarded(raw.checkStorageAdapter, true, null);
+export const createEntry = guarded(raw.createEntry, false, null);
+export const estimateTokens = guarded(raw.estimateTokens, false, null);
+export const version = guarded(raw.version, false, null);

@@ -4,11 +4,28 @@
 // imported `.wasm` module: `initSync({ module })`). Exact tokenizers are
 // packs loaded on demand with `loadTokenizer`; until one is loaded, counts
 // use the estimate and say so.
-import init, { initSync, Tokenizer } from "./agent_memory.js";
-import "./guard.js";
+import rawInit, { initSync as rawInitSync } from "./agent_memory.js";
+import { markReady, Tokenizer } from "./guard.js";
 
 export * from "./agent_memory.js";
-export { init as default, init, initSync };
+// The guarded classes and functions (they win over the star export above).
+export { Memory, SearchIndex, TokenBudget, Tokenizer, checkStorageAdapter, createEntry, estimateTokens, version } from "./guard.js";
+
+/** Instantiates the wasm (fetched next to this module, or `input`): once, before anything else. */
+export default async function init(input) {
+  const out = await rawInit(input);
+  markReady();
+  return out;
+}
+
+/** Instantiates the wasm from a module or bytes you pass (workerd: the imported `.wasm`). */
+export function initSync(input) {
+  const out = rawInitSync(input);
+  markReady();
+  return out;
+}
+
+export { init };
 
 /**
  * An exact tokenizer from a pack.

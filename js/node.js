@@ -1,11 +1,14 @@
 // agent-memory for Node.js: the wasm is loaded synchronously on import.
 import { readFileSync } from "node:fs";
-import { initSync as loadWasm, Tokenizer } from "./agent_memory.js";
-import "./guard.js";
+import { initSync as loadWasm } from "./agent_memory.js";
+import { markReady, Tokenizer } from "./guard.js";
 
 loadWasm({ module: readFileSync(new URL("./agent_memory_bg.wasm", import.meta.url)) });
+markReady();
 
 export * from "./agent_memory.js";
+// The guarded classes and functions (they win over the star export above).
+export { Memory, SearchIndex, TokenBudget, Tokenizer, checkStorageAdapter, createEntry, estimateTokens, version } from "./guard.js";
 
 /**
  * In Node the wasm is loaded on import: `init` and `initSync` exist so that

@@ -9,7 +9,7 @@ const TS_TYPES: &'static str = r#"
 export type ErrorCode =
   | "INVALID_INPUT" | "NOT_FOUND" | "STORAGE" | "QUOTA_EXCEEDED" | "TOKENIZER_PACK"
   | "LLM" | "TIMEOUT" | "ABORTED" | "LIMIT_EXCEEDED" | "STORAGE_TIMEOUT" | "BUSY" | "BLOCKED"
-  | "FREED";
+  | "FREED" | "NOT_INITIALIZED";
 
 /** Errors thrown by agent-memory: `name` is "AgentMemoryError". */
 export interface AgentMemoryError extends Error { code: ErrorCode; }
