@@ -21,4 +21,5 @@ if [ ! -f pkg/packs/o200k.amtk ] || [ -n "$(find "${packs_src[@]}" -newer pkg/pa
 fi
 
 cp js/index.js js/node.js js/guard.js js/index.d.ts js/package.json README.md LICENSE-MIT LICENSE-APACHE CHANGELOG.md pkg/
+mkdir -p pkg/adapters && cp js/adapters/* pkg/adapters/
 echo "built pkg/ ($(wc -c < pkg/agent_memory_bg.wasm) bytes wasm, $(gzip -9c pkg/agent_memory_bg.wasm | wc -c) gzip)"

@@ -1,0 +1,30 @@
+// Run by tests/node/deno.test.mjs with the real deno binary:
+//   deno run --allow-read --allow-write --unstable-kv tests/deno/kv.mjs <kv file> write|read
+// Prints one JSON line.
+import { checkStorageAdapter, initSync, Memory } from "../../pkg/index.js";
+import { denoKvAdapter } from "../../pkg/adapters/deno-kv.js";
+
+initSync({ module: Deno.readFileSync(new URL("../../pkg/agent_memory_bg.wasm", import.meta.url)) });
+const [path, phase] = Deno.args;
+const kv = await Deno.openKv(path);
+const store = denoKvAdapter(kv, ["app"]);
+const out = {};
+if (phase === "write") {
+  await checkStorageAdapter(store, "conformance");
+  const alice = await Memory.open({ namespace: "alice", sessionId: "chat", store });
+  await alice.add({ content: "I moved to Lisbon last spring" });
+  await alice.remember({ content: "Lives in Lisbon" });
+  await alice.rememberMany(Array.from({ length: 1200 }, (_, i) => ({ content: `Fact ${i} ${"x".repeat(i % 7)} ${i * 7919}` })));
+  const bob = await Memory.open({ namespace: "bob", sessionId: "chat", store });
+  await bob.remember({ content: "Lives in Oslo" });
+  out.written = true;
+} else {
+  const alice = await Memory.open({ namespace: "alice", sessionId: "chat", store });
+  out.memories = (await alice.memories()).length;
+  out.lisbon = (await alice.search("Lisbon", { scopes: ["user"] })).map((h) => h.text);
+  out.history = (await alice.sessionHistory()).map((e) => e.content);
+  const bob = await Memory.open({ namespace: "bob", sessionId: "chat", store });
+  out.bob = (await bob.memories()).map((e) => e.content);
+}
+kv.close();
+console.log(JSON.stringify(out));

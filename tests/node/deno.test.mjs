@@ -1,0 +1,32 @@
+// The package in the real Deno binary (npm `deno`), on Deno KV through the
+// shipped adapter: it passes the store conformance suite, and what one
+// process stores another process reads back, each user apart.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = fileURLToPath(new URL("../..", import.meta.url));
+const deno = join(root, "node_modules/.bin/deno");
+
+function run(kvPath, phase) {
+  const out = execFileSync(deno, ["run", "--quiet", "--allow-read", "--allow-write", "--unstable-kv", "tests/deno/kv.mjs", kvPath, phase], {
+    cwd: root,
+    env: { ...process.env, DENO_NO_UPDATE_CHECK: "1", DENO_DIR: join(tmpdir(), "agent-memory-deno") },
+    encoding: "utf8",
+  });
+  return JSON.parse(out.trim().split("\n").pop());
+}
+
+test("Deno KV: conformance, and memories survive into a second Deno process", () => {
+  const kvPath = join(mkdtempSync(join(tmpdir(), "kv-")), "memory.db");
+  assert.deepEqual(run(kvPath, "write"), { written: true });
+  const read = run(kvPath, "read");
+  assert.equal(read.memories, 1201, "1,200 in one batch (past one KV commit) plus one");
+  assert.deepEqual(read.lisbon, ["Lives in Lisbon"]);
+  assert.deepEqual(read.history, ["I moved to Lisbon last spring"]);
+  assert.deepEqual(read.bob, ["Lives in Oslo"], "users never see each other's memories");
+});
