@@ -11,8 +11,30 @@ export * from "./agent_memory.js";
 // The guarded classes and functions (they win over the star export above).
 export { Memory, SearchIndex, TokenBudget, Tokenizer, checkStorageAdapter, createEntry, estimateTokens, version } from "./guard.js";
 
+function packError(message, cause) {
+  const err = new Error(message, cause ? { cause } : undefined);
+  err.name = "AgentMemoryError";
+  err.code = "TOKENIZER_PACK";
+  return err;
+}
+
+/** `name` next to this module, or null where modules have no URL (workerd). */
+function besideThisModule(name) {
+  try {
+    return new URL(name, import.meta.url);
+  } catch {
+    return null;
+  }
+}
+
 /** Instantiates the wasm (fetched next to this module, or `input`): once, before anything else. */
 export default async function init(input) {
+  if (input === undefined && besideThisModule("./agent_memory_bg.wasm") === null) {
+    const err = new Error("this runtime gives modules no URL to fetch the wasm from: import the .wasm and call initSync({ module })");
+    err.name = "AgentMemoryError";
+    err.code = "NOT_INITIALIZED";
+    throw err;
+  }
   const out = await rawInit(input);
   markReady();
   return out;
@@ -40,16 +62,18 @@ export async function loadTokenizer(source) {
   }
   let response = source;
   if (typeof source === "string" || source instanceof URL) {
-    const url = source === "cl100k" || source === "o200k"
-      ? new URL(`./packs/${source}.amtk`, import.meta.url)
-      : source;
-    response = await fetch(url);
+    const url = source === "cl100k" || source === "o200k" ? besideThisModule(`./packs/${source}.amtk`) : source;
+    if (url === null) {
+      throw packError(`this runtime gives modules no URL to fetch the "${source}" pack from: import the .amtk file as data and pass its bytes`);
+    }
+    try {
+      response = await fetch(url);
+    } catch (cause) {
+      throw packError(`tokenizer pack fetch failed: ${cause?.message ?? cause}`, cause);
+    }
   }
-  if (!response.ok) {
-    const err = new Error(`tokenizer pack fetch failed: HTTP ${response.status}`);
-    err.name = "AgentMemoryError";
-    err.code = "TOKENIZER_PACK";
-    throw err;
+  if (!response?.ok) {
+    throw packError(`tokenizer pack fetch failed: ${response ? `HTTP ${response.status}` : "not a pack source"}`);
   }
   return Tokenizer.fromPack(new Uint8Array(await response.arrayBuffer()));
 }

@@ -60,6 +60,11 @@ test("workerd: Durable Object storage passes conformance, keeps users apart, sur
     assert.equal((await call(worker.url, "/alice/remember", { content: "Lives in Lisbon" })).outcome, "stored");
     await call(worker.url, "/bob/remember", { content: "Lives in Oslo" });
     assert.deepEqual(await call(worker.url, "/bob/memories"), ["Lives in Oslo"]);
+    const { get_encoding } = await import("tiktoken");
+    const enc = get_encoding("o200k_base");
+    const exact = enc.encode("我喜欢用 Rust 写代码, tiktoken-exact.").length;
+    enc.free();
+    assert.deepEqual(await call(worker.url, "/tokenizer/count"), { byName: "TOKENIZER_PACK", id: "o200k", count: exact });
   } finally {
     await worker.stop();
   }

@@ -2,7 +2,8 @@
 // the shipped adapter. Routes: POST /:user/add, /:user/remember,
 // GET /:user/memories, /:user/conformance.
 import wasm from "../../pkg/agent_memory_bg.wasm";
-import { checkStorageAdapter, initSync, Memory } from "../../pkg/index.js";
+import o200k from "../../pkg/packs/o200k.amtk";
+import { checkStorageAdapter, initSync, loadTokenizer, Memory } from "../../pkg/index.js";
 import { durableObjectAdapter } from "../../pkg/adapters/durable-object.js";
 
 initSync({ module: wasm });
@@ -32,6 +33,12 @@ export class UserMemory {
 export default {
   async fetch(request, env) {
     const user = new URL(request.url).pathname.split("/")[1];
+    if (user === "tokenizer") {
+      // A pack by name has nowhere to come from here: a typed error. Its bytes work.
+      const byName = await loadTokenizer("o200k").then(() => "loaded", (e) => e.code);
+      const tok = await loadTokenizer(new Uint8Array(o200k));
+      return Response.json({ byName, id: tok.id, count: tok.count("我喜欢用 Rust 写代码, tiktoken-exact.") });
+    }
     try {
       return await env.USERS.get(env.USERS.idFromName(user)).fetch(request);
     } catch (err) {
