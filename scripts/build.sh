@@ -22,4 +22,8 @@ fi
 
 cp js/index.js js/node.js js/guard.js js/index.d.ts js/package.json README.md LICENSE-MIT LICENSE-APACHE CHANGELOG.md pkg/
 mkdir -p pkg/adapters && cp js/adapters/* pkg/adapters/
+# `[Symbol.dispose]` needs TypeScript's esnext lib: declared, it breaks every
+# project on es2022 (a strict app with DOM types and no @types/node). The
+# method stays at run time, where `using` finds it.
+sed -i '/\[Symbol.dispose\](): void;/d' pkg/agent_memory.d.ts
 echo "built pkg/ ($(wc -c < pkg/agent_memory_bg.wasm) bytes wasm, $(gzip -9c pkg/agent_memory_bg.wasm | wc -c) gzip)"

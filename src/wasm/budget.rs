@@ -43,17 +43,27 @@ impl JsTokenBudget {
     }
 
     #[wasm_bindgen(js_name = needsCompression)]
-    pub fn needs_compression(&self, conversation_tokens: JsValue) -> Result<bool, JsValue> {
+    pub fn needs_compression(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "number")] conversation_tokens: JsValue,
+    ) -> Result<bool, JsValue> {
         Ok(self.0.needs_compression(js_count(&conversation_tokens, "conversationTokens")?))
     }
 
     #[wasm_bindgen(js_name = usageRatio)]
-    pub fn usage_ratio(&self, conversation_tokens: JsValue) -> Result<f64, JsValue> {
+    pub fn usage_ratio(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "number")] conversation_tokens: JsValue,
+    ) -> Result<f64, JsValue> {
         Ok(self.0.usage_ratio(js_count(&conversation_tokens, "conversationTokens")?))
     }
 
     #[wasm_bindgen(js_name = recordUsage)]
-    pub fn record_usage(&mut self, input_tokens: JsValue, output_tokens: JsValue) -> Result<(), JsValue> {
+    pub fn record_usage(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "number")] input_tokens: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "number")] output_tokens: JsValue,
+    ) -> Result<(), JsValue> {
         let input = js_count(&input_tokens, "inputTokens")?;
         let output = js_count(&output_tokens, "outputTokens")?;
         self.0.record_usage(input, output);

@@ -246,7 +246,7 @@ impl JsMemory {
     /// namespace that cannot be opened, and a user's "delete my data".
     #[wasm_bindgen(js_name = deleteNamespace, unchecked_return_type = "Promise<void>")]
     pub fn delete_namespace(
-        namespace: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string")] namespace: JsValue,
         #[wasm_bindgen(unchecked_param_type = "\"indexeddb\" | StorageAdapter")] store: JsValue,
     ) -> Promise {
         future_to_promise(async move {
@@ -595,7 +595,10 @@ fn parse_context_request(value: JsValue) -> std::result::Result<ContextRequest, 
 /// check an adapter before trusting it with memories. Uses (and leaves
 /// empty) the namespace given.
 #[wasm_bindgen(js_name = checkStorageAdapter, unchecked_return_type = "Promise<void>")]
-pub fn check_storage_adapter(adapter: JsValue, namespace: JsValue) -> Promise {
+pub fn check_storage_adapter(
+    #[wasm_bindgen(unchecked_param_type = "StorageAdapter")] adapter: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "string")] namespace: JsValue,
+) -> Promise {
     future_to_promise(async move {
         let ns = js_string(&namespace, "namespace")?;
         let store = JsStore::new(adapter, &ns, STORAGE_TIMEOUT_MS)?;

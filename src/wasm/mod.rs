@@ -26,7 +26,9 @@ pub(crate) use convert::{
 
 /// The design's fast token estimate, with CJK ranges corrected.
 #[wasm_bindgen(js_name = estimateTokens)]
-pub fn estimate_tokens(text: JsValue) -> Result<u32, JsValue> {
+pub fn estimate_tokens(
+    #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue,
+) -> Result<u32, JsValue> {
     Ok(count_u32(crate::tokens::estimate_tokens(&js_string(&text, "text")?)))
 }
 

@@ -74,12 +74,12 @@ pub struct JsSearchIndex(SearchIndex);
 impl JsSearchIndex {
     /// `options`: BM25 `k1` (1.2), `b` (0.75), `contextWeight` (0.5).
     #[wasm_bindgen(constructor)]
-    pub fn new(options: JsValue) -> Result<JsSearchIndex, JsValue> {
-        let params: Bm25Params = if options.is_undefined() || options.is_null() {
-            Bm25Params::default()
-        } else {
-            from_js(options, "index options", &["k1", "b", "contextWeight"])?
-        };
+    pub fn new(options: Option<super::types::JsIndexOptions>) -> Result<JsSearchIndex, JsValue> {
+        let params: Bm25Params =
+            match options.map(JsValue::from).filter(|o| !o.is_undefined() && !o.is_null()) {
+                None => Bm25Params::default(),
+                Some(options) => from_js(options, "index options", &["k1", "b", "contextWeight"])?,
+            };
         if !(params.k1.is_finite()
             && params.k1 >= 0.0
             && (0.0..=1.0).contains(&params.b)
@@ -117,7 +117,10 @@ impl JsSearchIndex {
             .map_err(js_error)
     }
 
-    pub fn remove(&mut self, id: JsValue) -> Result<bool, JsValue> {
+    pub fn remove(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "string")] id: JsValue,
+    ) -> Result<bool, JsValue> {
         Ok(self.0.remove(&js_string(&id, "id")?))
     }
 
@@ -128,7 +131,11 @@ impl JsSearchIndex {
 
     /// Best hits first, each with its score breakdown in `explain`.
     #[wasm_bindgen(unchecked_return_type = "Hit[]")]
-    pub fn search(&mut self, query: JsValue, options: Option<JsSearchOptions>) -> Result<JsValue, JsValue> {
+    pub fn search(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "string")] query: JsValue,
+        options: Option<JsSearchOptions>,
+    ) -> Result<JsValue, JsValue> {
         let query = js_string(&query, "query")?;
         let (opts, vector) = parse_search_options(options.map_or(JsValue::UNDEFINED, Into::into))?;
         let hits = self.0.search(&query, vector.as_deref(), now_ms(), &opts).map_err(js_error)?;

@@ -36,7 +36,9 @@ impl JsTokenizer {
     /// An exact tokenizer from pack bytes (`packs/cl100k.amtk`, `packs/o200k.amtk`).
     /// Throws `TOKENIZER_PACK` for a truncated, corrupted or foreign file.
     #[wasm_bindgen(js_name = fromPack)]
-    pub fn from_pack(bytes: JsValue) -> Result<JsTokenizer, JsValue> {
+    pub fn from_pack(
+        #[wasm_bindgen(unchecked_param_type = "Uint8Array | ArrayBuffer")] bytes: JsValue,
+    ) -> Result<JsTokenizer, JsValue> {
         let bytes = js_bytes(&bytes, "pack")?;
         let tok = BpeTokenizer::from_pack(&bytes).map_err(js_error)?;
         Ok(JsTokenizer(Rc::new(tok)))
@@ -50,19 +52,30 @@ impl JsTokenizer {
 
     /// Tokens in `text`. JS strings with lone surrogates are counted as if
     /// each lone surrogate were U+FFFD, the replacement character.
-    pub fn count(&self, text: JsValue) -> Result<u32, JsValue> {
+    pub fn count(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue,
+    ) -> Result<u32, JsValue> {
         Ok(count_u32(self.0.count(&js_string(&text, "text")?)))
     }
 
     /// The count if `text` fits in `limit` tokens, else `undefined`; stops early.
     #[wasm_bindgen(js_name = countUpTo)]
-    pub fn count_up_to(&self, text: JsValue, limit: JsValue) -> Result<Option<u32>, JsValue> {
+    pub fn count_up_to(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "number")] limit: JsValue,
+    ) -> Result<Option<u32>, JsValue> {
         let limit = js_usize(&limit, "limit")?;
         Ok(self.0.count_up_to(&js_string(&text, "text")?, limit).map(count_u32))
     }
 
     /// The longest prefix of `text` (at a character boundary) within `limit` tokens.
-    pub fn truncate(&self, text: JsValue, limit: JsValue) -> Result<String, JsValue> {
+    pub fn truncate(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "number")] limit: JsValue,
+    ) -> Result<String, JsValue> {
         let limit = js_usize(&limit, "limit")?;
         let text = js_string(&text, "text")?;
         Ok(truncate_to_tokens(self.0.as_ref(), &text, limit).to_string())
@@ -70,7 +83,11 @@ impl JsTokenizer {
 
     /// Whole lines of `text`, from the start, within `limit` tokens.
     #[wasm_bindgen(js_name = truncateLines)]
-    pub fn truncate_lines(&self, text: JsValue, limit: JsValue) -> Result<String, JsValue> {
+    pub fn truncate_lines(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "number")] limit: JsValue,
+    ) -> Result<String, JsValue> {
         let limit = js_usize(&limit, "limit")?;
         Ok(truncate_to_lines(self.0.as_ref(), &js_string(&text, "text")?, limit))
     }

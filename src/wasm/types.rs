@@ -305,6 +305,16 @@ export interface IndexDocument {
   embedding?: Float32Array | number[];
 }
 
+/** BM25 parameters of a `SearchIndex`. */
+export interface IndexOptions {
+  /** Default 1.2. */
+  k1?: number;
+  /** Default 0.75. */
+  b?: number;
+  /** Weight of the context field; default 0.5. */
+  contextWeight?: number;
+}
+
 export interface SearchOptions {
   /** Default 10. */
   topK?: number;
@@ -449,6 +459,8 @@ extern "C" {
     pub type JsIndexDoc;
     #[wasm_bindgen(typescript_type = "SearchOptions")]
     pub type JsSearchOptions;
+    #[wasm_bindgen(typescript_type = "IndexOptions")]
+    pub type JsIndexOptions;
     #[wasm_bindgen(typescript_type = "EndSessionOptions")]
     pub type JsEndSessionOptions;
 }

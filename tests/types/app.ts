@@ -1,0 +1,18 @@
+// A strict TypeScript app with DOM types and no @types/node: the package's
+// declarations must compile here.
+import init, { Memory, loadTokenizer, TokenBudget, SearchIndex, estimateTokens, type Hit } from "../../pkg/index.js";
+import { mapAdapter } from "../../pkg/adapters/map.js";
+
+export async function turn(): Promise<Hit[]> {
+  await init();
+  const memory = await Memory.open({ namespace: "u", sessionId: "s", store: mapAdapter(), pinnedProfile: 3 });
+  memory.setTokenizer(await loadTokenizer("o200k"));
+  await memory.add({ role: "user", content: "I prefer Rust", timestamp: Date.now() });
+  const { messages, report } = await memory.buildContext({ query: "language?", system: "Be brief." });
+  const total: number = report.total + messages.length + estimateTokens("x");
+  new TokenBudget({ contextWindow: 8192 }).recordUsage(total, 1);
+  new SearchIndex().search("x", { topK: 3 });
+  const r = await memory.remember({ content: "Prefers Rust" });
+  if (r.outcome === "superseded" && r.change === "number") console.log(r.superseded);
+  return memory.search("Rust", { scopes: ["user"] });
+}
