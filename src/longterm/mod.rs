@@ -79,6 +79,9 @@ pub struct LongTermMemory {
     records: Records,
     /// Past conversations in the index: turns and summaries, by index id.
     episodes: std::collections::HashMap<String, (IndexDoc, Origin)>,
+    /// Turns added since the last search, indexed when one comes: `add` is
+    /// the hot path, and one analysis per message can wait for a search.
+    unindexed: Vec<String>,
     index: SearchIndex,
     clock: Rc<dyn Clock>,
     options: LongTermOptions,
@@ -183,6 +186,7 @@ impl LongTermMemory {
         let mut longterm = LongTermMemory {
             records,
             episodes,
+            unindexed: Vec::new(),
             index: SearchIndex::new(Bm25Params::default()),
             clock,
             options,
@@ -320,16 +324,26 @@ impl LongTermMemory {
         Ok(hits)
     }
 
-    /// Indexes a message this instance just stored (other sessions' arrive
-    /// with the next open), with the turn before it as context.
-    pub fn add_turn(&mut self, session: &str, entry: &MemoryEntry, previous: Option<&str>) -> Result<()> {
+    /// Takes a message this instance just stored into recall (other
+    /// sessions' arrive with the next open), with the turn before it as
+    /// context. It is indexed at the next [`LongTermMemory::index_pending`].
+    pub fn add_turn(&mut self, session: &str, entry: &MemoryEntry, previous: Option<&str>) {
         if !is_chat(entry) || self.episodes.contains_key(&entry.id) {
-            return Ok(());
+            return;
         }
         let doc = turn_doc(entry, previous.map(str::to_string));
         let origin = Origin::Turn { session: session.to_string(), role: entry.role };
-        self.index.add(doc.clone())?;
         self.episodes.insert(entry.id.clone(), (doc, origin));
+        self.unindexed.push(entry.id.clone());
+    }
+
+    /// Indexes the turns added since the last search (call before one).
+    pub fn index_pending(&mut self) -> Result<()> {
+        for id in std::mem::take(&mut self.unindexed) {
+            if let Some((doc, _)) = self.episodes.get(&id) {
+                self.index.add(doc.clone())?;
+            }
+        }
         Ok(())
     }
 

@@ -278,9 +278,8 @@ impl Memory {
             let entry = s.add(message).await?;
             (entry, s.compression_due(), s.storage_id().to_string(), s.previous_chat_text())
         };
-        // Searchable as a past turn from now on (acknowledged already: an
-        // index failure only costs recall, and the next open indexes it).
-        let _ = self.inner.longterm.lock().await.add_turn(&session, &entry, previous.as_deref());
+        // Searchable as a past turn from the next search on.
+        self.inner.longterm.lock().await.add_turn(&session, &entry, previous.as_deref());
         if due && self.compression_may_start() {
             self.queue(Task::Compress);
         }
@@ -478,6 +477,7 @@ impl Memory {
     async fn read<T>(&self, f: impl FnOnce(&LongTermMemory) -> T) -> Result<T> {
         let mut r = self.inner.longterm.lock().await;
         let _unreadable_store_serves_the_held_view = r.refresh().await;
+        r.index_pending()?;
         Ok(f(&r))
     }
 
