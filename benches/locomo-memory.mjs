@@ -9,7 +9,7 @@
 //     --cmd "node benches/locomo-memory.mjs"
 import readline from "node:readline";
 import { Memory } from "../pkg/node.js";
-import { mapAdapter } from "../tests/node/map-adapter.mjs";
+import { mapAdapter } from "../pkg/adapters/map.js";
 
 let conversation = 0;
 let now = 0;

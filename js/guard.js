@@ -26,7 +26,6 @@ const ASYNC = {
     "commitSummary", "remember", "rememberMany", "supersede", "search", "memories", "history",
     "undo", "forget", "forgetScope", "purge", "exportMemories", "importMemories", "stats",
   ]),
-  checkStorageAdapter: true,
 };
 
 function error(code, message) {

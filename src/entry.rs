@@ -219,6 +219,14 @@ pub fn random_u64(now_ms: i64) -> u64 {
 }
 
 impl MemoryEntry {
+    /// What the user and the assistant said: no tool traffic, nothing empty.
+    /// Session end extracts from these, and recall indexes them.
+    pub fn is_chat(&self) -> bool {
+        matches!(self.role, Role::User | Role::Assistant)
+            && self.tool_calls.is_empty()
+            && !self.content.trim().is_empty()
+    }
+
     /// A new entry with a fresh id; validates what a caller could get wrong.
     pub fn new(content: impl Into<String>, kind: Kind, role: Role, scope: Scope, timestamp: i64) -> Self {
         MemoryEntry {

@@ -107,10 +107,6 @@ pub fn message_hash(session: &str, seq: Seq, role: Role, content: &str) -> Strin
     format!("{h:016x}")
 }
 
-fn is_chat(e: &MemoryEntry) -> bool {
-    matches!(e.role, Role::User | Role::Assistant) && e.tool_calls.is_empty() && !e.content.trim().is_empty()
-}
-
 /// Runs session end for `session`, storing memories through `longterm`. The
 /// calls' usage joins the session's usage record.
 ///
@@ -162,7 +158,7 @@ async fn end_session_inner(
 
     let calls_before = governor.stats().calls;
     let mut report = EndSessionReport { judge: "none", ..EndSessionReport::default() };
-    let chat: Vec<&(Seq, MemoryEntry)> = history.iter().filter(|(_, e)| is_chat(e)).collect();
+    let chat: Vec<&(Seq, MemoryEntry)> = history.iter().filter(|(_, e)| e.is_chat()).collect();
     let hashes: Vec<String> =
         chat.iter().map(|(seq, e)| message_hash(&storage_id, *seq, e.role, &e.content)).collect();
     let is_new: Vec<bool> = {

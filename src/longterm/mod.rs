@@ -100,14 +100,6 @@ fn index_doc(e: &MemoryEntry) -> IndexDoc {
     }
 }
 
-/// Messages worth recalling: what the user and the assistant said (no tool
-/// traffic, nothing empty).
-fn is_chat(e: &MemoryEntry) -> bool {
-    matches!(e.role, crate::entry::Role::User | crate::entry::Role::Assistant)
-        && e.tool_calls.is_empty()
-        && !e.content.trim().is_empty()
-}
-
 fn turn_doc(e: &MemoryEntry, context: Option<String>) -> IndexDoc {
     IndexDoc {
         id: e.id.clone(),
@@ -149,7 +141,7 @@ async fn load_episodes(
         }
     }
     for (session, messages) in sessions {
-        let chat: Vec<&MemoryEntry> = messages.iter().filter(|e| is_chat(e)).collect();
+        let chat: Vec<&MemoryEntry> = messages.iter().filter(|e| e.is_chat()).collect();
         for (i, e) in chat.iter().enumerate() {
             let around = chat[i.saturating_sub(NEIGHBOURS)..(i + NEIGHBOURS + 1).min(chat.len())]
                 .iter()
@@ -328,7 +320,7 @@ impl LongTermMemory {
     /// sessions' arrive with the next open), with the turn before it as
     /// context. It is indexed at the next [`LongTermMemory::index_pending`].
     pub fn add_turn(&mut self, session: &str, entry: &MemoryEntry, previous: Option<&str>) {
-        if !is_chat(entry) || self.episodes.contains_key(&entry.id) {
+        if !entry.is_chat() || self.episodes.contains_key(&entry.id) {
             return;
         }
         let doc = turn_doc(entry, previous.map(str::to_string));

@@ -8,6 +8,16 @@ import { mapAdapter } from "./map-adapter.mjs";
 
 const isCode = (code) => (err) => err?.name === "AgentMemoryError" && err.code === code;
 
+test("the shipped Map adapter passes the store conformance suite and keeps a namespace", async () => {
+  const { mapAdapter: shipped } = await import("../../pkg/adapters/map.js");
+  const adapter = shipped();
+  await am.checkStorageAdapter(adapter, "conformance");
+  const m = await am.Memory.open({ namespace: "u", sessionId: "s", store: adapter });
+  await m.remember({ content: "Lives in Lisbon" });
+  const again = await am.Memory.open({ namespace: "u", sessionId: "s", store: adapter });
+  assert.deepEqual((await again.memories()).map((e) => e.content), ["Lives in Lisbon"]);
+});
+
 test("two instances adding to one session keep all 40 messages, each writer's in order", async () => {
   const adapter = mapAdapter();
   const open = () => am.Memory.open({ namespace: "u", sessionId: "chat", store: adapter });

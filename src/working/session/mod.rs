@@ -471,10 +471,7 @@ impl Session {
     /// The text of the chat message before the newest one (a past turn's
     /// context when it is indexed for recall).
     pub fn previous_chat_text(&self) -> Option<String> {
-        let chat = |l: &&crate::working::conversation::Live| {
-            matches!(l.entry.role, Role::User | Role::Assistant) && l.entry.tool_calls.is_empty()
-        };
-        self.memory.live().iter().rev().skip(1).find(chat).map(|l| l.entry.content.clone())
+        self.memory.live().iter().rev().skip(1).find(|l| l.entry.is_chat()).map(|l| l.entry.content.clone())
     }
 
     /// Switches the counter (e.g. once an exact pack has loaded); counts are
