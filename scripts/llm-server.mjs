@@ -1,5 +1,6 @@
-// A local OpenAI-compatible `/v1/chat/completions` server on 127.0.0.1 with a
-// scripted model, for tests, benchmarks and the demo: no key, no network.
+// A local OpenAI-compatible `/v1/chat/completions` and `/v1/embeddings`
+// server on 127.0.0.1 with a scripted model, for tests, benchmarks and the
+// demo: no key, no network.
 //
 // The model is deterministic and reads the library's prompts the way a real
 // model would be asked to: it extracts "[[NEW]]" user statements as
@@ -72,6 +73,30 @@ export function scriptedModel(body) {
   return summarize(user);
 }
 
+// Scripted embeddings: one dimension per topic (words of one topic share it,
+// so a query can find a memory it shares no word with), then the words
+// hashed into the rest. Deterministic and unit-free, like a real model's.
+const TOPICS = [
+  ["dog", "dogs", "puppy", "pet", "pets", "cat", "kitten", "宠物", "狗", "猫"],
+  ["car", "cars", "automobile", "sedan", "drive", "drives", "vehicle", "车", "汽车"],
+  ["food", "pasta", "spicy", "cook", "cooked", "dinner", "meal", "吃", "菜"],
+  ["language", "rust", "go", "python", "code", "programming", "编程", "代码"],
+];
+const DIM = 64;
+export function scriptedEmbedding(text) {
+  const v = new Array(DIM).fill(0);
+  const words = text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+  for (const w of words) {
+    const topic = TOPICS.findIndex((t) => t.some((x) => w === x || (/\p{Script=Han}/u.test(x) && w.includes(x))));
+    if (topic >= 0) v[topic] += 3;
+    let h = 2166136261;
+    for (const c of w) h = Math.imul(h ^ c.codePointAt(0), 16777619);
+    v[TOPICS.length + ((h >>> 0) % (DIM - TOPICS.length))] += 1;
+  }
+  v[DIM - 1] += 0.01;
+  return v;
+}
+
 // Usage is counted as OpenAI bills it (o200k, the documented per-message
 // rules: 3 tokens per message plus its role and content, 3 to prime the
 // reply), so tests can hold the library's own totals against it.
@@ -81,7 +106,7 @@ export const promptTokens = (messages) =>
   messages.reduce((n, m) => n + 3 + tokens(m.role) + tokens(m.content ?? ""), 0) + 3;
 
 /**
- * Starts the server; resolves to { url, endpoint, faults, requests, close }.
+ * Starts the server; resolves to { url, endpoint, embeddingsEndpoint, faults, requests, close }.
  * Push fault names onto `faults` to make the next requests fail:
  * "429", "500", "hang", "invalid-json", "empty", "wrong-types".
  */
@@ -92,7 +117,8 @@ export function startLlmServer({ port = 0, latencyMs = 0 } = {}) {
   const server = createServer(async (req, res) => {
     const cors = { "access-control-allow-origin": "*", "access-control-allow-headers": "*", "access-control-allow-methods": "POST, OPTIONS" };
     if (req.method === "OPTIONS") return res.writeHead(204, cors).end();
-    if (req.method !== "POST" || !req.url.endsWith("/chat/completions")) return res.writeHead(404, cors).end();
+    const embeddings = req.url.endsWith("/embeddings");
+    if (req.method !== "POST" || !(embeddings || req.url.endsWith("/chat/completions"))) return res.writeHead(404, cors).end();
     let raw = "";
     for await (const chunk of req) raw += chunk;
     const body = JSON.parse(raw);
@@ -110,6 +136,12 @@ export function startLlmServer({ port = 0, latencyMs = 0 } = {}) {
       return;
     }
     if (latencyMs) await new Promise((ok) => setTimeout(ok, latencyMs));
+    if (embeddings) {
+      const input = Array.isArray(body.input) ? body.input : [body.input];
+      const data = input.map((text, index) => ({ object: "embedding", index, embedding: scriptedEmbedding(text) }));
+      // Out of order on purpose: clients must follow `index`.
+      return send(200, { object: "list", model: body.model, data: data.reverse(), usage: { prompt_tokens: 0, total_tokens: 0 } });
+    }
     let content = scriptedModel(body);
     if (fault === "invalid-json") content = "Here are the memories: {memories: [oops";
     if (fault === "empty") content = "";
@@ -125,7 +157,7 @@ export function startLlmServer({ port = 0, latencyMs = 0 } = {}) {
     server.listen(port, "127.0.0.1", () => {
       const url = `http://127.0.0.1:${server.address().port}`;
       ok({
-        url, endpoint: `${url}/v1/chat/completions`, faults, requests, server,
+        url, endpoint: `${url}/v1/chat/completions`, embeddingsEndpoint: `${url}/v1/embeddings`, faults, requests, server,
         close: () => new Promise((done) => { for (const r of hanging) r.destroy(); server.close(done); }),
       });
     });

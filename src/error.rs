@@ -20,6 +20,8 @@ pub enum ErrorCode {
     TokenizerPack,
     /// The LLM hook failed, or answered with something unusable.
     Llm,
+    /// The embedder hook failed, or answered with something unusable.
+    Embedder,
     /// An operation took longer than its configured timeout.
     Timeout,
     /// The caller aborted the operation.
@@ -48,6 +50,7 @@ impl ErrorCode {
             ErrorCode::QuotaExceeded => "QUOTA_EXCEEDED",
             ErrorCode::TokenizerPack => "TOKENIZER_PACK",
             ErrorCode::Llm => "LLM",
+            ErrorCode::Embedder => "EMBEDDER",
             ErrorCode::Timeout => "TIMEOUT",
             ErrorCode::Aborted => "ABORTED",
             ErrorCode::LimitExceeded => "LIMIT_EXCEEDED",

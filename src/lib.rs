@@ -11,6 +11,7 @@
 //! | [`working`] | working memory: messages, the conversation window, the request and its report, sessions on a store |
 //! | [`longterm`] | long-term memory: `LongTermMemory` (records + search index + the request's block), `Records` (versions, dedup, hashes, export), `dedup` |
 //! | [`retrieval`] | `SearchIndex`: BM25 with stems and CJK bigrams, vectors, fusion, decay, MMR, explain; the fenced long-term block |
+//! | [`embed`] | the embedder's part: governed, batched calls with a timeout; stored vectors |
 //! | [`llm`] | the model's part: governed calls, prompts and parsers, rule judge, compression, session end, outbox |
 //! | [`tokens`] | the `Tokenizer` port: the estimate, exact cl100k / o200k from packs, truncation |
 //! | [`budget`] | `TokenBudget`: the context window split, compression trigger, usage report |
@@ -43,6 +44,7 @@
 //!         spawner: Rc::new(NoBackground),
 //!         tokenizer: Rc::new(Estimate),
 //!         llm: None,
+//!         embedder: None,
 //!         long_term: None,
 //!         on_damaged: None,
 //!     };
@@ -59,6 +61,7 @@
 //! ```
 
 pub mod budget;
+pub mod embed;
 pub mod entry;
 pub mod error;
 pub mod llm;
@@ -66,6 +69,7 @@ pub mod longterm;
 pub mod memory;
 pub mod ports;
 pub mod retrieval;
+mod semaphore;
 pub mod store;
 pub mod tokens;
 pub mod working;

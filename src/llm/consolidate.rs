@@ -365,7 +365,7 @@ async fn apply(
                     ..SearchOptions::default()
                 };
                 let text = dedup::normalize(&c.content);
-                r.search(&c.content, &opts)
+                r.search(&c.content, None, &opts)
                     .unwrap_or_default()
                     .into_iter()
                     .filter(|h| {

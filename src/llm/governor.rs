@@ -4,11 +4,9 @@
 //! that hammers a rate-limited provider, or a compression loop that burns
 //! tokens without end, is what users of memory layers complain about most.
 
-use std::cell::{Cell, RefCell};
-use std::collections::{BTreeMap, VecDeque};
-use std::future::poll_fn;
+use std::cell::RefCell;
+use std::collections::BTreeMap;
 use std::rc::Rc;
-use std::task::{Poll, Waker};
 
 use futures::future::{select, Either};
 use serde::{Deserialize, Serialize};
@@ -16,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, ErrorCode, Result};
 use crate::ports::clock::Clock;
 use crate::ports::{Llm, LlmRequest, LlmResponse};
+use crate::semaphore::Semaphore;
 use crate::tokens::Tokenizer;
 
 /// How model calls are governed. Defaults suit a hosted chat model.
@@ -252,50 +251,6 @@ impl Governor {
         p.calls += 1;
         p.input_tokens += input;
         p.output_tokens += output;
-    }
-}
-
-/// A counting semaphore for one thread: wasm has no other kind of waiting.
-struct Semaphore {
-    free: Cell<u32>,
-    waiters: RefCell<VecDeque<Waker>>,
-}
-
-struct Permit<'a>(&'a Semaphore);
-
-impl Semaphore {
-    fn new(permits: u32) -> Self {
-        Semaphore { free: Cell::new(permits), waiters: RefCell::default() }
-    }
-
-    async fn acquire(&self) -> Permit<'_> {
-        poll_fn(|cx| {
-            if self.free.get() > 0 {
-                self.free.set(self.free.get() - 1);
-                Poll::Ready(())
-            } else {
-                let mut waiters = self.waiters.borrow_mut();
-                if !waiters.iter().any(|w| w.will_wake(cx.waker())) {
-                    waiters.push_back(cx.waker().clone());
-                }
-                Poll::Pending
-            }
-        })
-        .await;
-        Permit(self)
-    }
-}
-
-impl Drop for Permit<'_> {
-    /// Wakes every waiter, not the first: a waiter may have been dropped
-    /// (its call abandoned), and a wake handed only to it would be lost,
-    /// leaving a free permit and calls waiting forever. The woken re-check;
-    /// all but one wait again (the waiters are few: calls of one memory).
-    fn drop(&mut self) {
-        self.0.free.set(self.0.free.get() + 1);
-        for w in self.0.waiters.take() {
-            w.wake();
-        }
     }
 }
 

@@ -19,6 +19,7 @@ use std::rc::Rc;
 
 use serde::{Deserialize, Serialize};
 
+use crate::embed::vectors;
 use crate::entry::{MemoryEntry, Scope};
 use crate::error::Result;
 use crate::longterm::dedup::DedupOptions;
@@ -83,6 +84,11 @@ pub struct LongTermMemory {
     /// the hot path, and one analysis per message can wait for a search.
     unindexed: Vec<String>,
     index: SearchIndex,
+    /// The model whose stored vectors were loaded into the index; loaded
+    /// at the first hybrid search or embedding run, not at open.
+    vectors_of: Option<String>,
+    store: Rc<dyn Store>,
+    damage: Rc<DamageLog>,
     clock: Rc<dyn Clock>,
     options: LongTermOptions,
 }
@@ -174,12 +180,15 @@ impl LongTermMemory {
         damage: Rc<DamageLog>,
     ) -> Result<LongTermMemory> {
         let episodes = load_episodes(store.as_ref(), &damage).await?;
-        let records = Records::open_with(store, clock.clone(), options.dedup, damage).await?;
+        let records = Records::open_with(store.clone(), clock.clone(), options.dedup, damage.clone()).await?;
         let mut longterm = LongTermMemory {
             records,
             episodes,
             unindexed: Vec::new(),
             index: SearchIndex::new(Bm25Params::default()),
+            vectors_of: None,
+            store,
+            damage,
             clock,
             options,
         };
@@ -206,7 +215,8 @@ impl LongTermMemory {
     /// import, here or in another tab), adds what is missing. One new memory
     /// costs one analysis, and a reload after another tab's write costs a
     /// comparison per memory, never a rebuild of the past conversations.
-    fn sync(&mut self) -> Result<()> {
+    /// Their stored vectors go with the documents that leave the index.
+    async fn sync(&mut self) -> Result<()> {
         let records = &self.records;
         let stale: Vec<String> = self
             .index
@@ -217,8 +227,11 @@ impl LongTermMemory {
             })
             .map(str::to_string)
             .collect();
-        for id in stale {
-            self.index.remove(&id);
+        for id in &stale {
+            self.index.remove(id);
+        }
+        if !stale.is_empty() {
+            self.store.delete_many(stale.iter().map(|id| vectors::key(id)).collect()).await?;
         }
         let missing: Vec<IndexDoc> =
             self.records.valid_unordered().filter(|e| !self.index.contains(&e.id)).map(index_doc).collect();
@@ -230,62 +243,62 @@ impl LongTermMemory {
 
     pub async fn remember(&mut self, entry: MemoryEntry) -> Result<Remembered> {
         let r = self.records.remember(entry).await;
-        self.sync()?;
+        self.sync().await?;
         r
     }
 
     pub async fn remember_many(&mut self, entries: Vec<MemoryEntry>) -> Result<Vec<Remembered>> {
         let r = self.records.remember_many(entries).await;
-        self.sync()?;
+        self.sync().await?;
         r
     }
 
     pub async fn remember_with(&mut self, entry: MemoryEntry, dedup: &DedupOptions) -> Result<Remembered> {
         let r = self.records.remember_with(entry, dedup).await;
-        self.sync()?;
+        self.sync().await?;
         r
     }
 
     pub async fn supersede(&mut self, entry: MemoryEntry, old_ids: &[String]) -> Result<MemoryEntry> {
         let r = self.records.supersede(entry, old_ids).await;
-        self.sync()?;
+        self.sync().await?;
         r
     }
 
     pub async fn undo(&mut self, id: &str) -> Result<()> {
         let r = self.records.undo(id).await;
-        self.sync()?;
+        self.sync().await?;
         r
     }
 
     pub async fn forget(&mut self, id: &str) -> Result<bool> {
         let r = self.records.forget(id).await;
-        self.sync()?;
+        self.sync().await?;
         r
     }
 
     pub async fn forget_scope(&mut self, scope: &Scope) -> Result<u32> {
         let r = self.records.forget_scope(scope).await;
-        self.sync()?;
+        self.sync().await?;
         r
     }
 
     pub async fn purge(&mut self) -> Result<()> {
         let r = self.records.purge().await;
-        self.sync()?;
+        self.sync().await?;
         r
     }
 
     pub async fn import(&mut self, doc: ExportDocument) -> Result<ImportReport> {
         let r = self.records.import(doc).await;
-        self.sync()?;
+        self.sync().await?;
         r
     }
 
     /// Reloads when another tab changed the store.
     pub async fn refresh(&mut self) -> Result<()> {
         if self.records.refresh().await? {
-            self.sync()?;
+            self.sync().await?;
         }
         Ok(())
     }
@@ -308,8 +321,8 @@ impl LongTermMemory {
 
     /// Facts and past conversations for a query, best first, each with its
     /// origin.
-    pub fn search(&self, query: &str, options: &SearchOptions) -> Result<Vec<Hit>> {
-        let mut hits = self.index.search(query, None, self.clock.now_ms(), options)?;
+    pub fn search(&self, query: &str, vector: Option<&[f32]>, options: &SearchOptions) -> Result<Vec<Hit>> {
+        let mut hits = self.index.search(query, vector, self.clock.now_ms(), options)?;
         for h in &mut hits {
             h.origin = Some(self.episodes.get(&h.id).map_or(Origin::Fact, |(_, origin)| origin.clone()));
         }
@@ -337,6 +350,55 @@ impl LongTermMemory {
             }
         }
         Ok(())
+    }
+
+    /// Loads the stored vectors of `model` into the index, once per model.
+    /// Vectors of another model are left for re-embedding; damaged ones are
+    /// reported and re-embedded too.
+    pub async fn load_vectors(&mut self, model: &str) -> Result<()> {
+        if self.vectors_of.as_deref() == Some(model) {
+            return Ok(());
+        }
+        for (key, json) in self.store.list(vectors::PREFIX).await? {
+            let Some(id) = vectors::id_of(&key) else { continue };
+            match vectors::decode(&json) {
+                Ok((m, v)) if m == model => {
+                    // A dimension that disagrees is a vector to make again.
+                    if let Err(e) = self.index.set_embedding(id, &v) {
+                        self.damage.report(&key, e);
+                    }
+                }
+                Ok(_) => {}
+                Err(e) => self.damage.report(&key, e),
+            }
+        }
+        self.vectors_of = Some(model.to_string());
+        Ok(())
+    }
+
+    /// Up to `limit` indexed documents without a vector, as `(id, text)`.
+    pub fn unembedded(&self, limit: usize) -> Vec<(String, String)> {
+        self.index.without_embedding().take(limit).map(|(id, t)| (id.to_string(), t.to_string())).collect()
+    }
+
+    /// Documents with a vector.
+    pub fn embedded(&self) -> usize {
+        self.index.embedded()
+    }
+
+    /// Gives documents the vectors computed for `text` and stores them.
+    /// A document whose text changed meanwhile (an import) keeps none: the
+    /// next run embeds its new text.
+    pub async fn set_vectors(&mut self, model: &str, items: Vec<(String, String, Vec<f32>)>) -> Result<()> {
+        let mut records = Vec::with_capacity(items.len());
+        for (id, text, vector) in items {
+            if self.index.text_of(&id) == Some(text.as_str()) && self.index.set_embedding(&id, &vector)? {
+                let key = vectors::key(&id);
+                self.damage.repaired(&key);
+                records.push((key, vectors::encode(model, &vector)));
+            }
+        }
+        self.store.put_many(records).await
     }
 
     /// True when session-end processing already consumed the message with
@@ -368,6 +430,7 @@ impl LongTermMemory {
         &self,
         tok: &dyn Tokenizer,
         query: &str,
+        vector: Option<&[f32]>,
         budget: u32,
         current_session: Option<&str>,
     ) -> Result<String> {
@@ -382,7 +445,7 @@ impl LongTermMemory {
             scopes: Some(scopes),
             ..SearchOptions::default()
         };
-        let found = self.search(query, &opts)?;
+        let found = self.search(query, vector, &opts)?;
         // Past turns: the floor is relative to the best turn of another
         // session (the current session's own words would otherwise set it).
         let past_opts = SearchOptions {
@@ -396,7 +459,8 @@ impl LongTermMemory {
             }
             _ => false,
         };
-        let mut past: Vec<Hit> = self.search(query, &past_opts)?.into_iter().filter(elsewhere).collect();
+        let mut past: Vec<Hit> =
+            self.search(query, vector, &past_opts)?.into_iter().filter(elsewhere).collect();
         let floor = past.first().map_or(0.0, |best| best.score * self.options.min_score);
         past.retain(|h| h.score >= floor);
         past.truncate(self.options.top_k_per_scope as usize);
@@ -460,7 +524,7 @@ mod tests {
 
     impl LongTermSource for BlockOf<'_> {
         fn block<'a>(&'a self, query: &'a str, budget: u32) -> LocalBoxFuture<'a, Result<String>> {
-            let block = self.0.block(&Estimate, query, budget, None);
+            let block = self.0.block(&Estimate, query, None, budget, None);
             Box::pin(async move { block })
         }
     }
@@ -472,7 +536,7 @@ mod tests {
         let options = LongTermOptions { agent_id: Some("coder".into()), ..Default::default() };
         let mut lt = block_on(LongTermMemory::open(store.clone(), clock.clone(), options)).unwrap();
         block_on(lt.remember(new_memory("Prefers Rust for systems code", Scope::User, 1))).unwrap();
-        let block = lt.block(&Estimate, "Which language for firmware?", 400, None).unwrap();
+        let block = lt.block(&Estimate, "Which language for firmware?", None, 400, None).unwrap();
         assert!(block.contains("Prefers Rust for systems code"), "{block}");
         // Preferences first, then importance; at most six; query hits after them.
         for i in 0..10 {
@@ -485,7 +549,7 @@ mod tests {
         block_on(lt.remember(name)).unwrap();
         block_on(lt.remember(new_memory("Agent lesson: retry on 429", Scope::Agent("coder".into()), 60)))
             .unwrap();
-        let block = lt.block(&Estimate, "camera model 9", 400, None).unwrap();
+        let block = lt.block(&Estimate, "camera model 9", None, 400, None).unwrap();
         let lines: Vec<&str> = block.lines().filter(|l| l.starts_with("- ")).collect();
         assert_eq!(lines[0], "- User's name is Ada");
         assert_eq!(lines[1], "- Prefers Rust for systems code");
@@ -497,7 +561,7 @@ mod tests {
         // Disabled: nothing but hits.
         let none = LongTermOptions { pinned_profile: 0, ..Default::default() };
         let bare = block_on(LongTermMemory::open(store, clock, none)).unwrap();
-        assert_eq!(bare.block(&Estimate, "Which language for firmware?", 400, None).unwrap(), "");
+        assert_eq!(bare.block(&Estimate, "Which language for firmware?", None, 400, None).unwrap(), "");
     }
 
     #[test]
@@ -508,7 +572,7 @@ mod tests {
             block_on(LongTermMemory::open(store.clone(), clock.clone(), LongTermOptions::default())).unwrap()
         };
         let (mut a, mut b) = (open(), open());
-        let hits = |r: &LongTermMemory, q: &str| r.search(q, &SearchOptions::default()).unwrap().len();
+        let hits = |r: &LongTermMemory, q: &str| r.search(q, None, &SearchOptions::default()).unwrap().len();
         block_on(a.remember(new_memory("Lives in Lisbon", Scope::User, clock.now_ms()))).unwrap();
         assert_eq!(hits(&b, "Lisbon"), 0, "b has not looked yet");
         // A write reloads what changed, and the index follows.

@@ -42,6 +42,7 @@ use futures::channel::oneshot;
 use futures::lock::Mutex;
 use serde::Serialize;
 
+use crate::embed::{EmbedOptions, EmbedStats, Embedding};
 use crate::entry::{MemoryEntry, Scope};
 use crate::error::{Error, ErrorCode, Result};
 use crate::llm::compress::{self, CompressReport};
@@ -51,7 +52,7 @@ use crate::llm::outbox::{self, OutboxRecord};
 use crate::longterm::dedup::DedupOptions;
 use crate::longterm::records::{ExportDocument, ImportReport, Remembered};
 use crate::longterm::{LongTermMemory, LongTermOptions, LongTermStats};
-use crate::ports::{Clock, Llm, Lock, NamedLock, Spawn};
+use crate::ports::{Clock, Embedder, Llm, Lock, NamedLock, Spawn};
 use crate::retrieval::{Hit, SearchOptions};
 use crate::store::{DamageHook, DamageLog, Damaged, Store};
 use crate::tokens::Tokenizer;
@@ -80,6 +81,8 @@ pub struct MemoryOptions {
     /// The host's long-term hook must answer within this; past it the turn
     /// goes on without the block (the report says why). Default 10 s.
     pub long_term_timeout_ms: Option<u32>,
+    /// The embedder's call policy, when there is an embedder.
+    pub embed: EmbedOptions,
 }
 
 /// Default of [`MemoryOptions::long_term_timeout_ms`].
@@ -94,6 +97,10 @@ pub struct Ports {
     /// Counts until `set_tokenizer` gives another.
     pub tokenizer: Rc<dyn Tokenizer>,
     pub llm: Option<Rc<dyn Llm>>,
+    /// The host's embedding model: with one, recall is hybrid (BM25 and
+    /// cosine fused), and every memory and past turn gets a vector in the
+    /// background.
+    pub embedder: Option<Rc<dyn Embedder>>,
     /// The host's long-term block, in place of the built-in retrieval.
     pub long_term: Option<Rc<dyn LongTermSource>>,
     /// Hears of each damaged record once.
@@ -105,6 +112,9 @@ pub struct Ports {
 pub enum Task {
     Compress,
     ResumeSessionEnd,
+    /// Vectors for what has none: new memories and turns, and everything
+    /// after the embedding model changed.
+    Embed,
 }
 
 /// Long-term figures, with the records that could not be read.
@@ -115,6 +125,18 @@ pub struct MemoryStats {
     pub longterm: LongTermStats,
     /// Records skipped because they do not parse, by key.
     pub damaged: Vec<Damaged>,
+    /// Embedder calls, and memories and turns with and without a vector.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub embedding: Option<EmbeddingStats>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EmbeddingStats {
+    #[serde(flatten)]
+    pub calls: EmbedStats,
+    pub embedded: u32,
+    pub pending: u32,
 }
 
 /// Backoff of background compression after failures: 1 s, doubling, 5 min
@@ -136,6 +158,18 @@ impl Backoff {
     }
 }
 
+/// The embedder and the state of its background work.
+struct Vectors {
+    embedding: Embedding,
+    /// A background embedding run is queued or running.
+    queued: Cell<bool>,
+    backoff: Cell<Backoff>,
+}
+
+/// Documents an embedding run takes per round: one embedder call of a
+/// default batch, and one store write.
+const EMBED_ROUND: usize = 64;
+
 /// The model and the state of its background work.
 struct Model {
     governor: Governor,
@@ -154,6 +188,7 @@ struct Inner {
     clock: Rc<dyn Clock>,
     spawner: Rc<dyn Spawn>,
     model: Option<Model>,
+    vectors: Option<Vectors>,
     long_term: Option<Rc<dyn LongTermSource>>,
     long_term_timeout_ms: u32,
     damage: Rc<DamageLog>,
@@ -208,6 +243,10 @@ impl Memory {
             Some(llm) => Some(Governor::new(llm, ports.clock.clone(), options.llm)?),
             None => None,
         };
+        let embedding = match ports.embedder {
+            Some(embedder) => Some(Embedding::new(embedder, ports.clock.clone(), options.embed)?),
+            None => None,
+        };
         let lock = NamedLock::new(ports.locks, lock_name(&options.namespace));
         let defaults = LongTermOptions::default();
         let longterm_options = LongTermOptions {
@@ -255,6 +294,11 @@ impl Memory {
                     compress_queued: Cell::new(false),
                     backoff: Cell::new(Backoff::default()),
                 }),
+                vectors: embedding.map(|embedding| Vectors {
+                    embedding,
+                    queued: Cell::new(false),
+                    backoff: Cell::new(Backoff::default()),
+                }),
                 long_term: ports.long_term,
                 long_term_timeout_ms: options.long_term_timeout_ms.unwrap_or(LONG_TERM_TIMEOUT_MS),
                 damage,
@@ -265,6 +309,8 @@ impl Memory {
         if owed && memory.inner.model.is_some() {
             memory.queue(Task::ResumeSessionEnd);
         }
+        // Stored vectors load, and missing ones are made, in the background.
+        memory.embed_soon();
         Ok(memory)
     }
 
@@ -283,6 +329,7 @@ impl Memory {
         if due && self.compression_may_start() {
             self.queue(Task::Compress);
         }
+        self.embed_soon();
         Ok(entry)
     }
 
@@ -312,14 +359,16 @@ impl Memory {
         let model = self.inner.model.as_ref().ok_or_else(no_llm)?;
         let _turn = self.inner.work.lock().await;
         self.inner.session.lock().await.sync().await?;
-        consolidate::end_session(
+        let report = consolidate::end_session(
             &self.inner.session,
             &self.inner.longterm,
             &model.governor,
             &self.inner.lock,
             &EndSessionOptions::default(),
         )
-        .await
+        .await;
+        self.embed_soon();
+        report
     }
 
     /// [`Memory::compress`] as a `'static` future (for spawning).
@@ -332,11 +381,22 @@ impl Memory {
         self.end_session().await
     }
 
+    /// Queues an embedding run unless one is queued or a failure's backoff
+    /// deadline is ahead (the next write after it queues one).
+    fn embed_soon(&self) {
+        let Some(v) = &self.inner.vectors else { return };
+        if !v.queued.get() && self.inner.clock.now_ms() >= v.backoff.get().until_ms {
+            self.queue(Task::Embed);
+        }
+    }
+
     /// Queues background work on the `Spawn` port.
     fn queue(&self, task: Task) {
-        let Some(model) = &self.inner.model else { return };
-        if task == Task::Compress {
-            model.compress_queued.set(true);
+        match (task, &self.inner.model, &self.inner.vectors) {
+            (Task::Embed, _, Some(v)) => v.queued.set(true),
+            (Task::Compress, Some(model), _) => model.compress_queued.set(true),
+            (Task::ResumeSessionEnd, Some(_), _) => {}
+            _ => return,
         }
         self.inner.running.set(self.inner.running.get() + 1);
         let memory = self.clone();
@@ -347,8 +407,16 @@ impl Memory {
         let out = match task {
             Task::Compress => self.compress().await.map(|_| ()),
             Task::ResumeSessionEnd => self.end_session().await.map(|_| ()),
+            Task::Embed => self.embed_pending().await,
         };
         let inner = &self.inner;
+        if let (Task::Embed, Some(v)) = (task, &inner.vectors) {
+            v.queued.set(false);
+            v.backoff.set(match &out {
+                Ok(()) => Backoff::default(),
+                Err(_) => v.backoff.get().failed(inner.clock.now_ms()),
+            });
+        }
         if let Some(model) = &inner.model {
             if task == Task::Compress {
                 model.compress_queued.set(false);
@@ -358,7 +426,7 @@ impl Memory {
                     Err(_) => backoff.failed(inner.clock.now_ms()),
                 });
             }
-            if let Err(e) = &out {
+            if let (Err(e), true) = (&out, task != Task::Embed) {
                 model.governor.note_error(e);
             }
         }
@@ -366,6 +434,49 @@ impl Memory {
         if inner.running.get() == 0 {
             for waiter in inner.idle_waiters.take() {
                 let _ = waiter.send(());
+            }
+        }
+    }
+
+    /// Gives every memory and turn without a vector one, a round at a
+    /// time, with no lock held while the embedder runs. Turns and memories
+    /// added meanwhile join the next round; the run ends when none is left.
+    async fn embed_pending(&self) -> Result<()> {
+        let Some(v) = &self.inner.vectors else { return Ok(()) };
+        let model = v.embedding.model();
+        loop {
+            let todo = {
+                let mut r = self.inner.longterm.lock().await;
+                r.index_pending()?;
+                r.load_vectors(model).await?;
+                r.unembedded(EMBED_ROUND)
+            };
+            if todo.is_empty() {
+                return Ok(());
+            }
+            let texts: Vec<String> = todo.iter().map(|(_, text)| text.clone()).collect();
+            let vectors = v.embedding.embed(&texts).await?;
+            let items = todo.into_iter().zip(vectors).map(|((id, text), v)| (id, text, v)).collect();
+            self.inner.longterm.lock().await.set_vectors(model, items).await?;
+        }
+    }
+
+    /// The query's vector for hybrid recall: none without an embedder or
+    /// before anything has a vector, and none (lexical, counted) when the
+    /// embedder fails or times out: a search never fails for it.
+    async fn query_vector(&self, query: &str) -> Result<Option<Vec<f32>>> {
+        let Some(v) = &self.inner.vectors else { return Ok(None) };
+        {
+            let mut r = self.inner.longterm.lock().await;
+            if r.load_vectors(v.embedding.model()).await.is_err() || r.embedded() == 0 {
+                return Ok(None);
+            }
+        }
+        match v.embedding.embed(&[query.to_string()]).await {
+            Ok(mut vectors) => Ok(vectors.pop()),
+            Err(_) => {
+                v.embedding.note_lexical_fallback();
+                Ok(None)
             }
         }
     }
@@ -404,10 +515,15 @@ impl Memory {
         } else {
             Some(match &self.inner.long_term {
                 Some(hook) => self.hook_block(hook.as_ref(), query, budget).await,
-                None => self
-                    .read(|r| r.block(tokenizer.as_ref(), query, budget, Some(&session)))
-                    .await
-                    .and_then(|b| b),
+                None => match self.query_vector(query).await {
+                    Ok(vector) => self
+                        .read(|r| {
+                            r.block(tokenizer.as_ref(), query, vector.as_deref(), budget, Some(&session))
+                        })
+                        .await
+                        .and_then(|b| b),
+                    Err(e) => Err(e),
+                },
             })
         };
         let mut s = self.inner.session.lock().await;
@@ -483,9 +599,13 @@ impl Memory {
 
     /// Runs a write under the namespace lock (taken first, then the mutex).
     async fn write<T>(&self, f: impl AsyncFnOnce(&mut LongTermMemory) -> Result<T>) -> Result<T> {
-        let _held = self.inner.lock.acquire().await?;
-        let mut r = self.inner.longterm.lock().await;
-        f(&mut r).await
+        let out = {
+            let _held = self.inner.lock.acquire().await?;
+            let mut r = self.inner.longterm.lock().await;
+            f(&mut r).await
+        };
+        self.embed_soon();
+        out
     }
 
     /// Stores a long-term memory unless one already says it; a fuller one
@@ -528,8 +648,26 @@ impl Memory {
         self.write(async |r| r.import(doc).await).await
     }
 
-    pub async fn search(&self, query: &str, options: &SearchOptions) -> Result<Vec<Hit>> {
-        self.read(|r| r.search(query, options)).await?
+    /// Facts and past conversations for a query, best first. With an
+    /// embedder the query is embedded and fused with BM25; `vector` is a
+    /// query vector of the host's own (it needs an embedder: without one,
+    /// nothing stored has a vector to compare it with).
+    pub async fn search(
+        &self,
+        query: &str,
+        options: &SearchOptions,
+        vector: Option<Vec<f32>>,
+    ) -> Result<Vec<Hit>> {
+        let vector = match vector {
+            Some(_) if self.inner.vectors.is_none() => {
+                return Err(Error::invalid(
+                    "a query vector needs an embedder: pass `embed` and `embedModel` to Memory.open",
+                ))
+            }
+            Some(v) => Some(v),
+            None => self.query_vector(query).await?,
+        };
+        self.read(|r| r.search(query, vector.as_deref(), options)).await?
     }
 
     pub async fn memories(&self) -> Result<Vec<MemoryEntry>> {
@@ -545,7 +683,13 @@ impl Memory {
     }
 
     pub async fn stats(&self) -> Result<MemoryStats> {
-        let longterm = self.read(|r| r.stats()).await?;
-        Ok(MemoryStats { longterm, damaged: self.inner.damage.list() })
+        let (longterm, embedded, unembedded) =
+            self.read(|r| (r.stats(), r.embedded(), r.unembedded(usize::MAX).len())).await?;
+        let embedding = self.inner.vectors.as_ref().map(|v| EmbeddingStats {
+            calls: v.embedding.stats(),
+            embedded: embedded as u32,
+            pending: unembedded as u32,
+        });
+        Ok(MemoryStats { longterm, damaged: self.inner.damage.list(), embedding })
     }
 }

@@ -4,7 +4,7 @@
 //! until idle, a scripted model that can be held, and a clock that only
 //! moves when told.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 
 use futures::executor::{LocalPool, LocalSpawner};
 use futures::task::LocalSpawnExt;
@@ -122,6 +122,7 @@ impl World {
             spawner: Rc::new(PoolSpawner(self.pool.spawner())),
             tokenizer: Rc::new(Estimate),
             llm: llm.map(|l| l as Rc<dyn Llm>),
+            embedder: None,
             long_term: None,
             on_damaged: None,
         }
@@ -363,7 +364,7 @@ fn another_instances_long_term_writes_are_seen_by_every_read() {
     assert!(w.run(b.memories()).unwrap().is_empty());
     w.run(a.remember(fact("Lives in Lisbon"))).unwrap();
     assert_eq!(contents(&w.run(b.memories()).unwrap()), ["Lives in Lisbon"]);
-    assert_eq!(w.run(b.search("Lisbon", &SearchOptions::default())).unwrap().len(), 1);
+    assert_eq!(w.run(b.search("Lisbon", &SearchOptions::default(), None)).unwrap().len(), 1);
     assert_eq!(w.run(b.export()).unwrap().entries.len(), 1);
     assert_eq!(w.run(b.stats()).unwrap().longterm.long_term.valid, 1);
     w.run(b.add(user("where do I live?"))).unwrap();
@@ -542,7 +543,7 @@ fn a_long_term_hook_may_call_back_into_the_memory() {
         fn block<'a>(&'a self, query: &'a str, _budget: u32) -> LocalBoxFuture<'a, Result<String>> {
             Box::pin(async move {
                 let m = self.0.borrow().clone().unwrap();
-                let hits = m.search(query, &SearchOptions::default()).await?;
+                let hits = m.search(query, &SearchOptions::default(), None).await?;
                 m.usage()?;
                 Ok(hits.into_iter().map(|h| format!("- {}", h.text)).collect::<Vec<_>>().join("\n"))
             })
@@ -620,7 +621,7 @@ fn past_conversations_are_recalled_with_their_date_speaker_and_session() {
     assert_eq!(system.matches(question).count(), 0, "the current session's messages are not repeated");
     // Every hit says where it came from; a fact outweighs a turn.
     w.run(next.remember(fact("Sister Ana lives in Porto"))).unwrap();
-    let hits = w.run(next.search("sister Ana Porto", &SearchOptions::default())).unwrap();
+    let hits = w.run(next.search("sister Ana Porto", &SearchOptions::default(), None)).unwrap();
     assert_eq!(hits[0].origin, Some(Origin::Fact), "{hits:?}");
     let turn = Origin::Turn { session: "trip".into(), role: Role::User };
     assert!(hits.iter().any(|h| h.origin.as_ref() == Some(&turn) && h.text.contains("sister Ana")));
@@ -629,7 +630,207 @@ fn past_conversations_are_recalled_with_their_date_speaker_and_session() {
             && hits.iter().any(|h| h.explain.source_weight == 1.0)
     );
     // This instance's own new turns are searchable at once.
-    let own = w.run(next.search("sister live", &SearchOptions::default())).unwrap();
+    let own = w.run(next.search("sister live", &SearchOptions::default(), None)).unwrap();
     let here = Origin::Turn { session: "next-day".into(), role: Role::User };
     assert!(own.iter().any(|h| h.origin.as_ref() == Some(&here)));
+}
+
+/// How the test embedder answers.
+#[derive(Clone, Copy, PartialEq)]
+enum Answer {
+    Vectors,
+    Fail,
+    Hang,
+}
+
+/// An embedder that places texts by topic words (pets, cars, food) so that
+/// a query shares no word with the memory it should find; it records
+/// every text it was given.
+struct TopicEmbedder {
+    model: String,
+    texts: RefCell<Vec<String>>,
+    answer: Cell<Answer>,
+}
+
+impl TopicEmbedder {
+    fn new(model: &str) -> Rc<TopicEmbedder> {
+        Rc::new(TopicEmbedder {
+            model: model.into(),
+            texts: RefCell::default(),
+            answer: Cell::new(Answer::Vectors),
+        })
+    }
+
+    fn vector(text: &str) -> Vec<f32> {
+        let topics: [&[&str]; 3] = [
+            &["dog", "puppy", "pet", "cat"],
+            &["car", "automobile", "sedan", "drive"],
+            &["pasta", "food", "spicy"],
+        ];
+        let lower = text.to_lowercase();
+        let mut v: Vec<f32> =
+            topics.iter().map(|words| words.iter().filter(|w| lower.contains(*w)).count() as f32).collect();
+        v.push(0.05);
+        v
+    }
+}
+
+impl Embedder for TopicEmbedder {
+    fn model(&self) -> &str {
+        &self.model
+    }
+    fn embed(&self, texts: Vec<String>) -> LocalBoxFuture<'_, Result<Vec<Vec<f32>>>> {
+        self.texts.borrow_mut().extend(texts.iter().cloned());
+        match self.answer.get() {
+            Answer::Vectors => {
+                let out = texts.iter().map(|t| TopicEmbedder::vector(t)).collect();
+                Box::pin(async move { Ok(out) })
+            }
+            Answer::Fail => Box::pin(async { Err(Error::storage("embedder down")) }),
+            Answer::Hang => Box::pin(std::future::pending()),
+        }
+    }
+}
+
+impl World {
+    fn open_embedding(&mut self, session: &str, embedder: &Rc<TopicEmbedder>) -> Memory {
+        let mut ports = self.ports(None);
+        ports.embedder = Some(embedder.clone());
+        let options = MemoryOptions {
+            embed: EmbedOptions { timeout_ms: 1_000, ..Default::default() },
+            ..options(session)
+        };
+        self.open_with(options, ports)
+    }
+}
+
+fn top(hits: &[Hit]) -> &str {
+    hits.first().map_or("", |h| h.text.as_str())
+}
+
+#[test]
+fn an_embedder_finds_what_shares_no_word_and_its_vectors_persist_per_model() {
+    let mut w = World::new();
+    let embedder = TopicEmbedder::new("topics-v1");
+    let m = w.open_embedding("chat", &embedder);
+    w.run(m.remember(fact("Adopted a puppy named Rex"))).unwrap();
+    w.run(m.remember(fact("Drives a blue sedan to work"))).unwrap();
+    w.run(m.add(user("I cooked spicy pasta yesterday"))).unwrap();
+    w.run(m.idle());
+    let stats = w.run(m.stats()).unwrap().embedding.unwrap();
+    assert_eq!((stats.embedded, stats.pending, stats.calls.texts), (3, 0, 3));
+    assert_eq!(
+        {
+            let store = w.store.clone();
+            w.run(async move { store.list(crate::embed::vectors::PREFIX).await })
+        }
+        .unwrap()
+        .len(),
+        3
+    );
+
+    // "dog" is in no memory: BM25 finds nothing, the vectors find the puppy.
+    let hits = w.run(m.search("my dog", &SearchOptions::default(), None)).unwrap();
+    assert_eq!(top(&hits), "Adopted a puppy named Rex");
+    assert!(hits[0].explain.vector.is_some());
+    let ctx =
+        w.run(m.build_context(ContextRequest {
+            query: Some("what car do I have".into()),
+            ..Default::default()
+        }));
+    assert!(ctx.unwrap().messages[0].content.contains("blue sedan"));
+
+    // Reopened with the same model: vectors load from the store, only the
+    // query is embedded. With another model name, everything is made again.
+    let again = TopicEmbedder::new("topics-v1");
+    let m2 = w.open_embedding("chat", &again);
+    w.run(m2.idle());
+    assert_eq!(
+        top(&w.run(m2.search("my dog", &SearchOptions::default(), None)).unwrap()),
+        "Adopted a puppy named Rex"
+    );
+    assert_eq!(*again.texts.borrow(), ["my dog"]);
+    let v2 = TopicEmbedder::new("topics-v2");
+    let m3 = w.open_embedding("chat", &v2);
+    w.run(m3.idle());
+    assert_eq!(v2.texts.borrow().len(), 3, "re-embedded under the new model");
+    let stored = {
+        let store = w.store.clone();
+        w.run(async move { store.list(crate::embed::vectors::PREFIX).await })
+    }
+    .unwrap();
+    assert!(stored.iter().all(|(_, json)| crate::embed::vectors::decode(json).unwrap().0 == "topics-v2"));
+
+    // Forgetting a memory deletes its vector.
+    let rex = w.run(m3.memories()).unwrap().into_iter().find(|e| e.content.contains("Rex")).unwrap();
+    assert!(w.run(m3.forget(&rex.id)).unwrap());
+    assert_eq!(
+        {
+            let store = w.store.clone();
+            w.run(async move { store.get(&crate::embed::vectors::key(&rex.id)).await })
+        }
+        .unwrap(),
+        None
+    );
+}
+
+#[test]
+fn a_failing_or_hanging_embedder_degrades_to_lexical_and_catches_up_later() {
+    let mut w = World::new();
+    let embedder = TopicEmbedder::new("topics");
+    let m = w.open_embedding("chat", &embedder);
+    w.run(m.remember(fact("Adopted a puppy named Rex"))).unwrap();
+    w.run(m.idle());
+    embedder.answer.set(Answer::Fail);
+    // Writes are acknowledged and stored whatever the embedder does.
+    w.run(m.remember(fact("Drives a blue sedan to work"))).unwrap();
+    w.run(m.idle());
+    let hits = w.run(m.search("blue sedan", &SearchOptions::default(), None)).unwrap();
+    assert_eq!(top(&hits), "Drives a blue sedan to work", "lexical still answers");
+    let stats = w.run(m.stats()).unwrap().embedding.unwrap();
+    assert_eq!((stats.embedded, stats.pending), (1, 1));
+    assert!(stats.calls.failures >= 2 && stats.calls.lexical_fallbacks == 1);
+
+    // A hung embedder: the search answers once the timeout passes.
+    embedder.answer.set(Answer::Hang);
+    let opts = SearchOptions::default();
+    let search = m.search("blue sedan", &opts, None);
+    let clock = w.clock.clone();
+    let hits = w.run(async {
+        futures::pin_mut!(search);
+        for _ in 0..3 {
+            if let std::task::Poll::Ready(out) = futures::poll!(search.as_mut()) {
+                return out;
+            }
+            clock.advance(600);
+        }
+        search.await
+    });
+    assert_eq!(top(&hits.unwrap()), "Drives a blue sedan to work");
+    assert!(w.run(m.stats()).unwrap().embedding.unwrap().calls.timeouts >= 1);
+
+    // Recovered: after the backoff, the next write queues a run that makes
+    // every missing vector.
+    embedder.answer.set(Answer::Vectors);
+    w.clock.advance(400_000);
+    w.run(m.remember(fact("Loves spicy food"))).unwrap();
+    w.run(m.idle());
+    let stats = w.run(m.stats()).unwrap().embedding.unwrap();
+    assert_eq!((stats.embedded, stats.pending), (3, 0));
+}
+
+#[test]
+fn a_query_vector_is_used_or_rejected_never_ignored() {
+    let mut w = World::new();
+    let plain = w.open("chat", None);
+    w.run(plain.remember(fact("Adopted a puppy named Rex"))).unwrap();
+    let e = w.run(plain.search("x", &SearchOptions::default(), Some(vec![1.0, 0.0, 0.0, 0.0]))).unwrap_err();
+    assert_eq!(e.code, ErrorCode::InvalidInput);
+    let embedder = TopicEmbedder::new("topics");
+    let m = w.open_embedding("chat", &embedder);
+    w.run(m.idle());
+    let hits = w.run(m.search("zzz", &SearchOptions::default(), Some(TopicEmbedder::vector("dog")))).unwrap();
+    assert_eq!(top(&hits), "Adopted a puppy named Rex");
+    let e = w.run(m.search("zzz", &SearchOptions::default(), Some(vec![1.0, 0.0]))).unwrap_err();
+    assert_eq!(e.code, ErrorCode::InvalidInput, "a wrong dimension is an error");
 }

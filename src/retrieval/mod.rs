@@ -220,6 +220,9 @@ pub struct SearchIndex {
     /// Unit vectors, contiguous, `dim` floats each.
     vectors: Vec<f32>,
     dim: usize,
+    /// Set once a vector was given to a document after later ones had
+    /// theirs: a hybrid search then sorts its candidates back.
+    rows_out_of_doc_order: bool,
     /// Searches per UTC day and scope (`"2024-05-01|user"`); a search only
     /// reads the index, so this count is the one thing it changes.
     searches: RefCell<BTreeMap<String, u32>>,
@@ -298,23 +301,7 @@ impl SearchIndex {
 
     /// Adds (or replaces) a document.
     pub fn add(&mut self, doc: IndexDoc) -> Result<()> {
-        let vector_row = match &doc.embedding {
-            Some(v) => {
-                if self.dim != 0 && v.len() != self.dim {
-                    return Err(Error::invalid(format!(
-                        "embedding has {} dimensions; this index holds {}-dimensional vectors",
-                        v.len(),
-                        self.dim
-                    )));
-                }
-                let unit =
-                    normalized(v).ok_or_else(|| Error::invalid("embedding must be finite and non-zero"))?;
-                self.dim = v.len();
-                self.vectors.extend_from_slice(&unit);
-                Some(self.vectors.len() / self.dim - 1)
-            }
-            None => None,
-        };
+        let unit = doc.embedding.as_deref().map(|v| self.unit(v)).transpose()?;
         self.remove(&doc.id);
         let context = doc.context.as_deref().map(analyze).unwrap_or_default();
         let n = self.index.add(&analyze(&doc.text), &context, self.params.context_weight);
@@ -322,11 +309,63 @@ impl SearchIndex {
         // The normalized copy in `vectors` is what search reads; keeping the
         // raw one too would double the memory of a hybrid index.
         let doc = IndexDoc { embedding: None, ..doc };
-        if vector_row.is_some() {
-            self.row_doc.push(n);
-        }
+        let vector_row = unit.map(|unit| self.push_row(n, &unit));
         self.docs.push(Some(Meta { doc, vector_row }));
         Ok(())
+    }
+
+    /// A unit copy of an embedding, checked against the index's dimension.
+    fn unit(&self, v: &[f32]) -> Result<Vec<f32>> {
+        if self.dim != 0 && v.len() != self.dim {
+            return Err(Error::invalid(format!(
+                "embedding has {} dimensions; this index holds {}-dimensional vectors",
+                v.len(),
+                self.dim
+            )));
+        }
+        normalized(v).ok_or_else(|| Error::invalid("embedding must be finite and non-zero"))
+    }
+
+    fn push_row(&mut self, n: u32, unit: &[f32]) -> usize {
+        self.dim = unit.len();
+        if self.row_doc.last().is_some_and(|&last| last > n) {
+            self.rows_out_of_doc_order = true;
+        }
+        self.row_doc.push(n);
+        self.vectors.extend_from_slice(unit);
+        self.row_doc.len() - 1
+    }
+
+    /// Gives an indexed document its embedding in place (a vector computed
+    /// after the text was indexed); false when no document has that id.
+    pub fn set_embedding(&mut self, id: &str, embedding: &[f32]) -> Result<bool> {
+        let Some(&n) = self.by_id.get(id) else { return Ok(false) };
+        let unit = self.unit(embedding)?;
+        let row = match self.docs[n as usize].as_ref().and_then(|m| m.vector_row) {
+            Some(row) => {
+                self.vectors[row * self.dim..(row + 1) * self.dim].copy_from_slice(&unit);
+                row
+            }
+            None => self.push_row(n, &unit),
+        };
+        if let Some(meta) = self.docs[n as usize].as_mut() {
+            meta.vector_row = Some(row);
+        }
+        Ok(true)
+    }
+
+    /// The documents without an embedding, as `(id, text)`.
+    pub fn without_embedding(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.docs
+            .iter()
+            .flatten()
+            .filter(|m| m.vector_row.is_none())
+            .map(|m| (m.doc.id.as_str(), m.doc.text.as_str()))
+    }
+
+    /// Documents with an embedding.
+    pub fn embedded(&self) -> usize {
+        self.docs.iter().flatten().filter(|m| m.vector_row.is_some()).count()
     }
 
     /// The text a document was indexed with.
@@ -420,7 +459,7 @@ impl SearchIndex {
                         cands.push((n as u32, bm25 as f64, None));
                     }
                 }
-                if cands.len() > before {
+                if cands.len() > before || self.rows_out_of_doc_order {
                     cands.sort_unstable_by_key(|c| c.0);
                 }
             }
@@ -707,6 +746,36 @@ mod tests {
         let hits = r.search("paris trip", None, 0, &mmr).unwrap();
         assert_eq!(ids(&hits), ["a", "c", "b"]);
         assert!(hits[2].explain.mmr_penalty > 0.0);
+    }
+
+    #[test]
+    fn vectors_given_later_rank_as_vectors_given_at_add() {
+        let texts = ["red apples", "green pears", "ripe red cherries", "blue sky"];
+        let vec_of = |i: usize| vec![i as f32 + 1.0, 4.0 - i as f32, 0.5];
+        let mut at_add = SearchIndex::new(Bm25Params::default());
+        let mut later = SearchIndex::new(Bm25Params::default());
+        for (i, t) in texts.iter().enumerate() {
+            let mut d = doc(&i.to_string(), t, 0);
+            later.add(d.clone()).unwrap();
+            d.embedding = Some(vec_of(i));
+            at_add.add(d).unwrap();
+        }
+        assert_eq!(later.without_embedding().count(), 4);
+        // Newest first, and one given twice: rows out of document order.
+        for i in [3, 2, 0, 1, 0] {
+            assert!(later.set_embedding(&i.to_string(), &vec_of(i)).unwrap());
+        }
+        assert!(!later.set_embedding("missing", &vec_of(0)).unwrap());
+        assert!(later.set_embedding("1", &[1.0]).is_err(), "dimension checked");
+        assert_eq!((later.without_embedding().count(), later.embedded()), (0, 4));
+        let q = [1.0f32, 1.0, 1.0];
+        let a = at_add.search("red", Some(&q), 0, &SearchOptions::default()).unwrap();
+        let b = later.search("red", Some(&q), 0, &SearchOptions::default()).unwrap();
+        assert_eq!(ids(&a), ids(&b));
+        assert_eq!(
+            a.iter().map(|h| h.score).collect::<Vec<_>>(),
+            b.iter().map(|h| h.score).collect::<Vec<_>>()
+        );
     }
 
     #[test]

@@ -56,9 +56,7 @@ pub fn parse_llm_option(value: JsValue) -> std::result::Result<(JsLlm, LlmOption
     } else if !endpoint.is_undefined() {
         let fetch = match fetch.dyn_into::<Function>() {
             Ok(f) => f,
-            Err(v) if v.is_undefined() || v.is_null() => Reflect::get(&js_sys::global(), &"fetch".into())?
-                .dyn_into::<Function>()
-                .map_err(|_| super::js_error(Error::invalid("no fetch in this runtime: pass llm.fetch")))?,
+            Err(v) if v.is_undefined() || v.is_null() => default_fetch("llm.fetch")?,
             Err(_) => return Err(super::js_error(Error::invalid("llm.fetch must be a function"))),
         };
         let temperature = match temperature.as_f64() {
@@ -83,9 +81,9 @@ pub fn parse_llm_option(value: JsValue) -> std::result::Result<(JsLlm, LlmOption
 
 /// Aborts the call's signal unless the call finished: dropping the future
 /// (timeout, abort) cancels the request.
-struct AbortOnDrop {
-    controller: JsValue,
-    finished: bool,
+pub(super) struct AbortOnDrop {
+    pub controller: JsValue,
+    pub finished: bool,
 }
 
 impl Drop for AbortOnDrop {
@@ -100,7 +98,7 @@ impl Drop for AbortOnDrop {
     }
 }
 
-fn abort_controller() -> Result<JsValue> {
+pub(super) fn abort_controller() -> Result<JsValue> {
     let ctor = Reflect::get(&js_sys::global(), &"AbortController".into())
         .ok()
         .and_then(|c| c.dyn_into::<Function>().ok())
@@ -113,15 +111,64 @@ fn set(target: &Object, key: &str, value: &JsValue) {
     let _ = Reflect::set(target, &key.into(), value);
 }
 
-fn get(target: &JsValue, key: &str) -> JsValue {
+pub(super) fn get(target: &JsValue, key: &str) -> JsValue {
     Reflect::get(target, &key.into()).unwrap_or(JsValue::UNDEFINED)
 }
 
-async fn settle(value: JsValue) -> std::result::Result<JsValue, JsValue> {
+pub(super) async fn settle(value: JsValue) -> std::result::Result<JsValue, JsValue> {
     match value.dyn_into::<Promise>() {
         Ok(p) => JsFuture::from(p).await,
         Err(v) => Ok(v),
     }
+}
+
+/// The global `fetch`, for hooks given an endpoint and no `fetch`.
+pub(super) fn default_fetch(what: &str) -> std::result::Result<Function, JsValue> {
+    Reflect::get(&js_sys::global(), &"fetch".into())?
+        .dyn_into::<Function>()
+        .map_err(|_| super::js_error(Error::invalid(format!("no fetch in this runtime: pass {what}"))))
+}
+
+/// What an HTTP endpoint answered.
+pub(super) struct HttpReply {
+    pub status: f64,
+    pub text: String,
+    pub response: JsValue,
+}
+
+pub(super) enum HttpError {
+    /// `fetch` threw or rejected: the network, CORS, an abort.
+    Network(JsValue),
+    /// `fetch` resolved to something without `text()`.
+    NotAResponse,
+}
+
+/// POSTs `body` as JSON through the host's `fetch`, with `headers` added.
+pub(super) async fn post_json(
+    fetch: &Function,
+    endpoint: &str,
+    headers: &JsValue,
+    body: &Object,
+    signal: &JsValue,
+) -> std::result::Result<HttpReply, HttpError> {
+    let all_headers = Object::new();
+    set(&all_headers, "content-type", &JsValue::from_str("application/json"));
+    if headers.is_object() {
+        Object::assign(&all_headers, headers.unchecked_ref());
+    }
+    let init = Object::new();
+    set(&init, "method", &JsValue::from_str("POST"));
+    set(&init, "headers", &all_headers);
+    set(&init, "body", &js_sys::JSON::stringify(body).map_err(HttpError::Network)?.into());
+    set(&init, "signal", signal);
+    let response =
+        fetch.call2(&JsValue::NULL, &JsValue::from_str(endpoint), &init).map_err(HttpError::Network)?;
+    let response = settle(response).await.map_err(HttpError::Network)?;
+    let status = get(&response, "status").as_f64().unwrap_or(0.0);
+    let text_fn = get(&response, "text").dyn_into::<Function>().map_err(|_| HttpError::NotAResponse)?;
+    let text =
+        settle(text_fn.call0(&response).map_err(HttpError::Network)?).await.map_err(HttpError::Network)?;
+    Ok(HttpReply { status, text: text.as_string().unwrap_or_default(), response })
 }
 
 /// Classifies a thrown value: an HTTP status on it decides; anything else
@@ -204,29 +251,16 @@ impl JsLlm {
             set(&format, "type", &JsValue::from_str("json_object"));
             set(&body, "response_format", &format);
         }
-        let all_headers = Object::new();
-        set(&all_headers, "content-type", &JsValue::from_str("application/json"));
-        if headers.is_object() {
-            Object::assign(&all_headers, headers.unchecked_ref());
-        }
-        let init = Object::new();
-        set(&init, "method", &JsValue::from_str("POST"));
-        set(&init, "headers", &all_headers);
-        let body_text = js_sys::JSON::stringify(&body)
-            .map_err(|_| LlmFailure::fatal(Error::invalid("the request body could not be serialized")))?;
-        set(&init, "body", &body_text);
-        set(&init, "signal", signal);
         let network = |e: JsValue| {
             LlmFailure::retryable(Error::new(ErrorCode::Llm, format!("fetch failed: {}", describe(&e))))
         };
-        let response = fetch.call2(&JsValue::NULL, &JsValue::from_str(endpoint), &init).map_err(network)?;
-        let response = settle(response).await.map_err(network)?;
-        let status = get(&response, "status").as_f64().unwrap_or(0.0);
-        let text_fn = get(&response, "text")
-            .dyn_into::<Function>()
-            .map_err(|_| LlmFailure::fatal(Error::new(ErrorCode::Llm, "fetch did not return a Response")))?;
-        let text = settle(text_fn.call0(&response).map_err(network)?).await.map_err(network)?;
-        let text = text.as_string().unwrap_or_default();
+        let HttpReply { status, text, response } =
+            post_json(fetch, endpoint, headers, &body, signal).await.map_err(|e| match e {
+                HttpError::Network(e) => network(e),
+                HttpError::NotAResponse => {
+                    LlmFailure::fatal(Error::new(ErrorCode::Llm, "fetch did not return a Response"))
+                }
+            })?;
         if !(200.0..300.0).contains(&status) {
             let snippet: String = text.chars().take(300).collect();
             let error = Error::new(ErrorCode::Llm, format!("HTTP {status} from the LLM endpoint: {snippet}"));

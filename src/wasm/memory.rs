@@ -11,6 +11,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::{future_to_promise, JsFuture};
 
+use super::embed::parse_embed_option;
 use super::entry::EntryInput;
 use super::indexeddb::IndexedDbStore;
 use super::js_store::JsStore;
@@ -88,6 +89,9 @@ const OPEN_FIELDS: &[&str] = &[
     "storageTimeoutMs",
     "longTermTimeoutMs",
     "pinnedProfile",
+    "embed",
+    "embedModel",
+    "embedOptions",
 ];
 
 /// Storage calls of an adapter settle within this, by default.
@@ -154,6 +158,17 @@ async fn parse_open(options: JsValue) -> std::result::Result<(MemoryOptions, Por
         None => None,
         Some(v) => Some(v.as_bool().ok_or_else(|| Error::invalid("autoCompress must be a boolean"))?),
     };
+    let embed = optional(take_field(&copy, "embed")?);
+    let embed_model = take_field(&copy, "embedModel")?;
+    let embed_options = take_field(&copy, "embedOptions")?;
+    let (embedder, embed) = match embed {
+        Some(v) => {
+            let (hook, options) = parse_embed_option(v, embed_model, embed_options)?;
+            (Some(Rc::new(hook) as Rc<dyn crate::ports::Embedder>), options)
+        }
+        None if embed_model.is_undefined() && embed_options.is_undefined() => (None, Default::default()),
+        None => return Err(Error::invalid("embedModel and embedOptions need `embed`").into()),
+    };
     let long_term = hook(take_field(&copy, "longTerm")?, "longTerm")?;
     let on_damaged = hook(take_field(&copy, "onDamaged")?, "onDamaged")?;
     let timeout_ms = u32_field(&copy, "storageTimeoutMs", 1)?.unwrap_or(STORAGE_TIMEOUT_MS);
@@ -174,6 +189,7 @@ async fn parse_open(options: JsValue) -> std::result::Result<(MemoryOptions, Por
         auto_compress,
         long_term_timeout_ms,
         pinned_profile,
+        embed,
     };
     let ports = Ports {
         store,
@@ -182,6 +198,7 @@ async fn parse_open(options: JsValue) -> std::result::Result<(MemoryOptions, Por
         spawner: Rc::new(JsSpawn),
         tokenizer: Rc::new(Estimate),
         llm,
+        embedder,
         long_term: long_term.map(|f| Rc::new(JsLongTerm(f)) as Rc<dyn LongTermSource>),
         on_damaged: on_damaged.map(|f| {
             Box::new(move |d: &Damaged| {
@@ -473,7 +490,8 @@ impl JsMemory {
         )
     }
 
-    /// Long-term memories for a query, best first, with `explain`.
+    /// Long-term memories and past turns for a query, best first, with
+    /// `explain`; hybrid when the memory has an embedder (or `vector` is given).
     #[wasm_bindgen(unchecked_return_type = "Promise<Hit[]>")]
     pub fn search(
         &self,
@@ -486,14 +504,7 @@ impl JsMemory {
         promise(
             async move {
                 let (query, (opts, vector)) = args?;
-                if vector.is_some() {
-                    // Never silently ignored: this memory's index holds no vectors.
-                    return Err(Error::invalid(
-                        "memory.search takes no `vector`: long-term memories are indexed without vectors",
-                    )
-                    .into());
-                }
-                Ok(m.search(&query, &opts).await?)
+                Ok(m.search(&query, &opts, vector).await?)
             },
             to_js_json,
         )

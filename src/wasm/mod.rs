@@ -6,6 +6,7 @@
 mod budget;
 mod clock;
 mod convert;
+mod embed;
 mod entry;
 pub mod indexeddb;
 mod js_store;

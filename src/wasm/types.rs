@@ -8,7 +8,7 @@ const TS_TYPES: &'static str = r#"
 /** Stable codes carried by every error the library throws (`err.code`). */
 export type ErrorCode =
   | "INVALID_INPUT" | "NOT_FOUND" | "STORAGE" | "QUOTA_EXCEEDED" | "TOKENIZER_PACK"
-  | "LLM" | "TIMEOUT" | "ABORTED" | "LIMIT_EXCEEDED" | "STORAGE_TIMEOUT" | "BUSY" | "BLOCKED"
+  | "LLM" | "EMBEDDER" | "TIMEOUT" | "ABORTED" | "LIMIT_EXCEEDED" | "STORAGE_TIMEOUT" | "BUSY" | "BLOCKED"
   | "FREED" | "NOT_INITIALIZED";
 
 /** Errors thrown by agent-memory: `name` is "AgentMemoryError". */
@@ -140,6 +140,47 @@ export interface MemoryOptions extends SessionOptions {
   longTermTimeoutMs?: number;
   /** User facts pinned in every request's block, whatever the query (preferences and profile first, then importance); default 6, 0 for none. */
   pinnedProfile?: number;
+  /** The embedding model: with one, memories and past turns get vectors in the background and recall fuses BM25 with cosine. A function, or an OpenAI-compatible `/embeddings` endpoint with the host's fetch. */
+  embed?: EmbedFunction | EmbedConfig;
+  /** The name of the embed function's model (required with a function; default `embed.model`). Stored with each vector: a new name re-embeds everything. */
+  embedModel?: string;
+  embedOptions?: EmbedOptions;
+}
+
+/** Returns one vector per text, in order. */
+export type EmbedFunction = (texts: string[]) => Promise<(Float32Array | number[])[]> | (Float32Array | number[])[];
+
+export interface EmbedConfig {
+  /** An OpenAI-compatible embeddings URL, e.g. "http://127.0.0.1:11434/v1/embeddings". */
+  endpoint: string;
+  model: string;
+  /** Default: the global fetch. */
+  fetch?: typeof fetch;
+  headers?: Record<string, string>;
+}
+
+export interface EmbedOptions {
+  /** Texts per call; default 64. */
+  batchSize?: number;
+  /** Calls in flight at once; default 2. */
+  concurrency?: number;
+  /** A call is abandoned after this (a search then goes lexical); default 30000. */
+  timeoutMs?: number;
+}
+
+/** Embedder calls, and the memories and turns with and without a vector. */
+export interface EmbeddingStats {
+  model: string;
+  calls: number;
+  texts: number;
+  failures: number;
+  timeouts: number;
+  /** Searches that went lexical because the query could not be embedded. */
+  lexicalFallbacks: number;
+  lastError: string | null;
+  embedded: number;
+  /** Waiting for a vector (made in the background). */
+  pending: number;
 }
 
 /** A stored record that could not be read, and why. */
@@ -346,7 +387,7 @@ export interface SearchOptions {
   rrfK?: number;
   /** Default 1000. */
   truncateChars?: number;
-  /** The query's embedding, for hybrid search (`SearchIndex` only: `memory.search` rejects it). */
+  /** The query's embedding, for hybrid search (`memory.search`: needs `embed`, same model and dimension). */
   vector?: Float32Array | number[];
 }
 
@@ -421,6 +462,8 @@ export interface MemoryStats {
   searches: Record<string, number>;
   /** Stored records skipped because they could not be read. */
   damaged: Damaged[];
+  /** With an embedder. */
+  embedding?: EmbeddingStats;
 }
 
 export interface Usage { calls: number; inputTokens: number; outputTokens: number; }
