@@ -7,7 +7,8 @@
 //!
 //! Schema (version 3): `records` holds the port's keys and values (the JSON
 //! text, bare: opening a namespace reads them all, and strings read a little
-//! faster than objects; `npm run bench:store` measures both). `memories`
+//! faster than objects; `npm run bench:store` measures both; vectors are
+//! the exception, kept as `{ model, vector: Float32Array }`). `memories`
 //! mirrors each long-term memory's key with `{ scope, kind, time }`, indexed
 //! under those names, so a host or devtools can count or list one user's
 //! memories by layer, kind or time without parsing a record; both stores
@@ -35,6 +36,7 @@ use web_sys::{
     IdbDatabase, IdbFactory, IdbKeyRange, IdbObjectStore, IdbRequest, IdbTransaction, IdbTransactionMode,
 };
 
+use crate::embed::vectors;
 use crate::error::{Error, ErrorCode, Result};
 use crate::ports::LocalBoxFuture;
 use crate::store::Store;
@@ -68,9 +70,32 @@ fn index_row(key: &str, json: &str) -> Option<JsValue> {
     Some(row.into())
 }
 
-/// The JSON text of a stored record: bare (versions 1 and 3) or `{ v }` (2).
+/// What `records` keeps for a port value: the JSON text bare, except a
+/// vector, kept as `{ model, vector: Float32Array }` (binary, a quarter of
+/// its text's size, readable as numbers in devtools).
+fn stored_value(key: &str, json: &str) -> JsValue {
+    if vectors::id_of(key).is_some() {
+        if let Ok((model, vector)) = vectors::decode(json) {
+            let row = js_sys::Object::new();
+            let _ = js_sys::Reflect::set(&row, &"model".into(), &JsValue::from_str(&model));
+            let _ = js_sys::Reflect::set(&row, &"vector".into(), &js_sys::Float32Array::from(&vector[..]));
+            return row.into();
+        }
+    }
+    JsValue::from_str(json)
+}
+
+/// The port value of a stored record: JSON text bare (versions 1 and 3),
+/// `{ v }` (2), or a vector row.
 fn record_text(value: &JsValue) -> Option<String> {
-    value.as_string().or_else(|| js_sys::Reflect::get(value, &"v".into()).ok()?.as_string())
+    if let Some(text) = value.as_string() {
+        return Some(text);
+    }
+    let field = |name: &str| js_sys::Reflect::get(value, &name.into()).ok();
+    if let Some(vector) = field("vector").and_then(|v| v.dyn_into::<js_sys::Float32Array>().ok()) {
+        return Some(vectors::encode(&field("model")?.as_string()?, &vector.to_vec()));
+    }
+    field("v")?.as_string()
 }
 
 /// The upgrade step: creates what is missing and migrates older records.
@@ -329,7 +354,7 @@ impl IndexedDbStore {
         let (tx, records, memories) = self.both().await?;
         for (k, v) in &items {
             let key = JsValue::from_str(k);
-            let mut put = records.put_with_key(&JsValue::from_str(v), &key).map(|_| ());
+            let mut put = records.put_with_key(&stored_value(k, v), &key).map(|_| ());
             if let (Ok(()), Some(row)) = (&put, index_row(k, v)) {
                 put = memories.put_with_key(&row, &key).map(|_| ());
             }

@@ -196,6 +196,15 @@ test("export, purge and import on IndexedDB give back the same state", async () 
   assert.deepEqual([r.secondImport.added, r.secondImport.updated], [0, 0], JSON.stringify(r.secondImport));
 });
 
+test("vectors are Float32Array rows in IndexedDB, loaded by a reopened page", async () => {
+  const r = await runPage(browser, `${base}tests/browser/embed.html?ns=embed-${Date.now()}`, "__result");
+  assert.equal(r.error, undefined, r.error);
+  assert.equal(r.rows, 2);
+  assert.deepEqual(r.rowShape, { model: "topics", typed: true, length: 3 });
+  assert.equal(r.top, "Adopted a puppy named Rex");
+  assert.deepEqual(r.embedded, ["my dog"], "stored vectors are loaded, not recomputed");
+});
+
 test("the LLM pipeline runs in Chromium with the page's fetch against a local server", async () => {
   const { startLlmServer } = await import("../../scripts/llm-server.mjs");
   const llm = await startLlmServer();
