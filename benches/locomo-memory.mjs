@@ -7,9 +7,31 @@
 //
 //   python3 ../shared/data/locomo/bench.py eval --data ../shared/data/locomo --ranker ext \
 //     --cmd "node benches/locomo-memory.mjs"
+//
+// `--hybrid` (with the scorer's `--ext-embeddings`): the dataset's MiniLM
+// vectors reach the memory through the `embed` hook, as a host's model
+// would (each text's vector, looked up by the text the hook is given).
+// `--options '<json>'`: extra search options (see below).
 import readline from "node:readline";
 import { Memory } from "../pkg/node.js";
 import { mapAdapter } from "../pkg/adapters/map.js";
+
+const hybrid = process.argv.includes("--hybrid");
+// `--options '<json>'`: more search options, e.g. the block's absolute
+// floor ('{"minCoverage":0.2,"minCosine":0.4}') to measure what it costs.
+const optionsAt = process.argv.indexOf("--options");
+const searchOptions = optionsAt > 0 ? JSON.parse(process.argv[optionsAt + 1]) : {};
+const vectorOf = new Map(); // text -> the dataset's vector
+const embedOptions = hybrid
+  ? {
+      embed: async (texts) => texts.map((t) => {
+        const v = vectorOf.get(t);
+        if (!v) throw new Error(`no dataset vector for ${JSON.stringify(t.slice(0, 40))}`);
+        return v;
+      }),
+      embedModel: "minilm-l6-v2",
+    }
+  : {};
 
 let conversation = 0;
 let now = 0;
@@ -26,15 +48,17 @@ async function build() {
     sessions.get(t.session).push(t);
   }
   for (const [session, list] of sessions) {
-    const memory = await Memory.open({ namespace, sessionId: `session-${session}`, store });
+    const memory = await Memory.open({ namespace, sessionId: `session-${session}`, store, ...embedOptions });
     const first = list[0].text.split(":")[0];
     for (const t of list) {
       const role = t.text.startsWith(`${first}:`) ? "user" : "assistant";
       const entry = await memory.add({ role, content: t.text, timestamp: t.timestamp });
       datasetId.set(entry.id, t.id);
     }
+    await memory.idle();
   }
-  searcher = await Memory.open({ namespace, sessionId: "questions", store });
+  searcher = await Memory.open({ namespace, sessionId: "questions", store, ...embedOptions });
+  await searcher.idle();
 }
 
 async function handle(msg) {
@@ -45,9 +69,11 @@ async function handle(msg) {
     searcher = null;
   } else if (msg.op === "add") {
     turns.push({ id: msg.id, text: msg.text, session: msg.session, timestamp: Date.parse(msg.timestamp) });
+    if (msg.embedding) vectorOf.set(msg.text, Float32Array.from(msg.embedding));
   } else if (msg.op === "query") {
     if (!searcher) await build();
-    const hits = await searcher.search(msg.text, { topK: msg.k, now });
+    if (msg.embedding) vectorOf.set(msg.text, Float32Array.from(msg.embedding));
+    const hits = await searcher.search(msg.text, { topK: msg.k, now, ...searchOptions });
     const ids = hits.map((h) => datasetId.get(h.id)).filter(Boolean);
     process.stdout.write(JSON.stringify({ qid: msg.qid, ids }) + "\n");
   }

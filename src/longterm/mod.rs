@@ -40,6 +40,16 @@ pub struct LongTermOptions {
     pub top_k_per_scope: u32,
     /// Hits below this relevance are left out (the design's 0.3 floor).
     pub min_score: f64,
+    /// The block carries query hits only when the query's best match
+    /// covers at least this share of it (see `SearchOptions::min_coverage`)
+    /// or, with vectors, reaches `min_cosine`: a request that nothing
+    /// stored answers gets no memories but the pinned profile. Default 0.2
+    /// and 0.4 (MiniLM-like cosines): off-topic requests to a small store
+    /// cover up to 0.18, on-topic ones 0.25 and more; on LoCoMo the gate
+    /// leaves ~3% of questions without turns lexically, none with vectors
+    /// (docs/benchmarks.md).
+    pub min_coverage: f64,
+    pub min_cosine: f64,
     /// Share of the block the user profile may take (the design's 60%).
     pub user_share: f64,
     /// User facts pinned in every request, whatever the query (seed 002's
@@ -55,6 +65,8 @@ impl Default for LongTermOptions {
             agent_id: None,
             top_k_per_scope: 10,
             min_score: 0.3,
+            min_coverage: 0.2,
+            min_cosine: 0.4,
             user_share: 0.6,
             pinned_profile: 6,
             dedup: DedupOptions::default(),
@@ -442,6 +454,8 @@ impl LongTermMemory {
             top_k: self.options.top_k_per_scope.saturating_mul(scopes.len() as u32),
             per_scope_top_k: Some(self.options.top_k_per_scope),
             min_score: self.options.min_score,
+            min_coverage: self.options.min_coverage,
+            min_cosine: self.options.min_cosine,
             scopes: Some(scopes),
             ..SearchOptions::default()
         };
@@ -450,6 +464,8 @@ impl LongTermMemory {
         // session (the current session's own words would otherwise set it).
         let past_opts = SearchOptions {
             top_k: self.options.top_k_per_scope.saturating_mul(4),
+            min_coverage: self.options.min_coverage,
+            min_cosine: self.options.min_cosine,
             scopes: Some(vec![Scope::Session]),
             ..SearchOptions::default()
         };
@@ -562,6 +578,58 @@ mod tests {
         let none = LongTermOptions { pinned_profile: 0, ..Default::default() };
         let bare = block_on(LongTermMemory::open(store, clock, none)).unwrap();
         assert_eq!(bare.block(&Estimate, "Which language for firmware?", None, 400, None).unwrap(), "");
+    }
+
+    #[test]
+    fn an_off_topic_request_gets_no_memories_a_related_one_does() {
+        let store: Rc<dyn Store> = Rc::new(MemoryStore::new());
+        let clock = Rc::new(ManualClock::new(1_700_000_000_000));
+        let options = LongTermOptions { pinned_profile: 0, ..Default::default() };
+        let mut lt = block_on(LongTermMemory::open(store, clock, options)).unwrap();
+        for fact in [
+            "Likes spicy food, especially Sichuan dishes",
+            "Adopted a puppy named Rex last spring",
+            "Works as a nurse at the Lisbon general hospital",
+            "Plays the violin in a quartet on weekends",
+            "Is learning Japanese for a trip to Kyoto",
+            "Allergic to peanuts",
+            "Has a sister named Ana who lives in Porto",
+            "Runs a half marathon every autumn",
+            "Prefers tea over coffee in the morning",
+            "Drives an old blue Volvo",
+            "Reads mystery novels before bed",
+            "Wants to buy a flat near the river",
+            "用户喜欢喝乌龙茶",
+            "用户在上海做软件工程师",
+        ] {
+            block_on(lt.remember(new_memory(fact, Scope::User, 1))).unwrap();
+        }
+        let block = |q: &str| lt.block(&Estimate, q, None, 400, None).unwrap();
+        for q in [
+            "What's the weather like in Tokyo tomorrow?",
+            "Can you help me write a cover letter for a marketing job?",
+            "Explain how photosynthesis works in simple terms",
+            "I'd like some help planning a budget spreadsheet",
+            "What is 17 times 23?",
+            "Tell me about the history of the Roman empire",
+            "今天北京的天气怎么样？",
+            "帮我写一封求职信",
+        ] {
+            let best =
+                lt.search(q, None, &SearchOptions::default()).unwrap().first().map(|h| h.explain.coverage);
+            assert_eq!(block(q), "", "{q}: best coverage {best:?}");
+        }
+        for (q, expect) in [
+            ("Any dinner ideas? I love spicy food", "Sichuan"),
+            ("What should I name my new puppy's toy?", "Rex"),
+            ("Which hospital do I work at?", "nurse"),
+            ("Suggest phrases for my Kyoto trip", "Japanese"),
+            ("When is my next marathon?", "half marathon"),
+            ("我喜欢喝什么茶？", "乌龙茶"),
+            ("作为软件工程师，我该学什么？", "上海"),
+        ] {
+            assert!(block(q).contains(expect), "{q}");
+        }
     }
 
     #[test]

@@ -25,6 +25,17 @@ impl Default for Bm25Params {
     }
 }
 
+/// A document's lexical match for a query.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Scored {
+    pub doc: u32,
+    pub bm25: f32,
+    /// The IDF of the query terms it contains (context terms at their
+    /// weight): over [`Index::query_weight`], the share of the query it
+    /// matches, whatever its length.
+    pub matched_idf: f32,
+}
+
 #[derive(Debug, Clone, Copy)]
 struct Doc {
     len: f32,
@@ -140,12 +151,25 @@ impl Index {
     /// BM25 scores of the live documents matching any of `terms`, unsorted.
     /// Scores accumulate in a dense array indexed by document (no hashing
     /// on the hot path); only touched entries are read back.
-    pub fn score(&self, terms: &[String], params: &Bm25Params) -> Vec<(u32, f32)> {
+    /// The IDF of the query's distinct terms, summed (a term no document
+    /// has counts at its highest, being the most telling): what a document
+    /// containing every term would match.
+    pub fn query_weight(&self, terms: &[String]) -> f32 {
+        let mut seen = std::collections::HashSet::new();
+        terms
+            .iter()
+            .filter(|t| seen.insert(t.as_str()))
+            .map(|t| self.idf(self.term_ids.get(t).map_or(0, |&id| self.df[id as usize])))
+            .sum()
+    }
+
+    pub fn score(&self, terms: &[String], params: &Bm25Params) -> Vec<Scored> {
         if self.live == 0 {
             return Vec::new();
         }
         let avgdl = (self.total_len / self.live as f64) as f32;
         let mut acc = vec![0f32; self.docs.len()];
+        let mut matched = vec![0f32; self.docs.len()];
         let mut touched: Vec<u32> = Vec::new();
         for t in terms {
             let Some(&id) = self.term_ids.get(t) else { continue };
@@ -161,9 +185,15 @@ impl Index {
                     touched.push(doc);
                 }
                 *slot += idf * tf * (params.k1 + 1.0) / (tf + norm);
+                // A term of the text counts whole, one of the context at its weight.
+                matched[doc as usize] += idf * tf.min(1.0);
             }
         }
-        touched.into_iter().map(|d| (d, acc[d as usize])).filter(|(_, s)| *s > 0.0).collect()
+        touched
+            .into_iter()
+            .map(|d| Scored { doc: d, bm25: acc[d as usize], matched_idf: matched[d as usize] })
+            .filter(|s| s.bm25 > 0.0)
+            .collect()
     }
 }
 
@@ -182,7 +212,7 @@ mod tests {
         idx.add(&terms("dog sat"), &[], 0.0);
         idx.add(&terms("cat cat dog bird"), &[], 0.0);
         let p = Bm25Params::default();
-        let mut s = idx.score(&terms("cat"), &p);
+        let mut s: Vec<(u32, f32)> = idx.score(&terms("cat"), &p).iter().map(|s| (s.doc, s.bm25)).collect();
         s.sort_by_key(|x| x.0);
         // N = 3, n(cat) = 2: idf = ln(1 + 1.5 / 2.5) = ln 1.6; avgdl = 3.
         let idf = 1.6f32.ln();
@@ -204,7 +234,8 @@ mod tests {
         let s = idx.score(&terms("beta"), &Bm25Params::default());
         // One live doc containing beta: idf = ln(1 + 0.5 / 1.5).
         assert_eq!(s.len(), 1);
-        assert!((s[0].1 - (1.0f32 + 0.5 / 1.5).ln()).abs() < 1e-5);
+        assert!((s[0].bm25 - (1.0f32 + 0.5 / 1.5).ln()).abs() < 1e-5);
+        assert_eq!(s[0].matched_idf, idx.query_weight(&terms("beta")));
     }
 
     #[test]
@@ -212,7 +243,9 @@ mod tests {
         let mut idx = Index::new();
         let text = idx.add(&terms("paris trip"), &[], 0.3);
         let ctx = idx.add(&terms("lovely photos"), &terms("paris trip"), 0.3);
-        let s: HashMap<u32, f32> = idx.score(&terms("paris"), &Bm25Params::default()).into_iter().collect();
-        assert!(s[&text] > s[&ctx] && s[&ctx] > 0.0);
+        let scored = idx.score(&terms("paris"), &Bm25Params::default());
+        let s: HashMap<u32, Scored> = scored.into_iter().map(|s| (s.doc, s)).collect();
+        assert!(s[&text].bm25 > s[&ctx].bm25 && s[&ctx].bm25 > 0.0);
+        assert!((s[&ctx].matched_idf - 0.3 * s[&text].matched_idf).abs() < 1e-6);
     }
 }

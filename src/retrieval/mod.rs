@@ -69,6 +69,13 @@ pub struct SearchOptions {
     pub relativity: f64,
     /// Drop hits scoring below this (scores are in [0, 1] before weights).
     pub min_score: f64,
+    /// An absolute floor on the query: nothing is returned unless some hit
+    /// matches at least this share of it lexically (`explain.coverage`) or
+    /// reaches `min_cosine` with its vector. `min_score` and `relativity`,
+    /// relative to the best hit, always let the best through; this lets a
+    /// query that nothing answers return nothing. 0 and 0: no floor.
+    pub min_coverage: f64,
+    pub min_cosine: f64,
     /// MMR trade-off between relevance (1.0) and novelty; off when absent.
     pub mmr_lambda: Option<f64>,
     pub fusion: Fusion,
@@ -93,6 +100,8 @@ impl Default for SearchOptions {
             importance_weight: 0.0,
             relativity: 0.0,
             min_score: 0.0,
+            min_coverage: 0.0,
+            min_cosine: 0.0,
             mmr_lambda: None,
             fusion: Fusion::Minmax,
             alpha: 0.5,
@@ -115,6 +124,8 @@ impl SearchOptions {
         "importanceWeight",
         "relativity",
         "minScore",
+        "minCoverage",
+        "minCosine",
         "mmrLambda",
         "fusion",
         "alpha",
@@ -130,6 +141,8 @@ impl SearchOptions {
             self.importance_weight,
             self.relativity,
             self.min_score,
+            self.min_coverage,
+            self.min_cosine,
             self.alpha,
             self.rrf_k,
         ];
@@ -150,6 +163,10 @@ impl SearchOptions {
 #[serde(rename_all = "camelCase")]
 pub struct Explain {
     pub bm25: f64,
+    /// The IDF-weighted share of the query's terms the hit contains, in
+    /// [0, 1], whatever its length (a term no document has weighs the
+    /// most; a term of the neighbours' context counts at its weight).
+    pub coverage: f64,
     pub vector: Option<f64>,
     /// The fused relevance in [0, 1].
     pub relevance: f64,
@@ -424,22 +441,31 @@ impl SearchIndex {
         };
 
         // Candidates: lexical matches, and with vectors every embedded doc.
-        let lexical = self.index.score(&analyze_query(query), &self.params);
+        let terms = analyze_query(query);
+        let lexical = self.index.score(&terms, &self.params);
+        let query_weight = self.index.query_weight(&terms) as f64;
+        let floored = opts.min_coverage > 0.0 || opts.min_cosine > 0.0;
         let in_scope = |m: &Meta| opts.scopes.as_ref().is_none_or(|allowed| allowed.contains(&m.doc.scope));
         let mut cands: Vec<Candidate> = Vec::new();
+        // The share of the query a match covers, by document number.
+        let mut coverage = vec![0f64; self.docs.len()];
+        for s in &lexical {
+            coverage[s.doc as usize] =
+                if query_weight > 0.0 { (s.matched_idf as f64 / query_weight).min(1.0) } else { 0.0 };
+        }
         match &qv {
             None => {
-                for (n, bm25) in lexical {
-                    if self.docs[n as usize].as_ref().is_some_and(in_scope) {
-                        cands.push((n, bm25 as f64, None));
+                for s in lexical {
+                    if self.docs[s.doc as usize].as_ref().is_some_and(in_scope) {
+                        cands.push((s.doc, s.bm25 as f64, None));
                     }
                 }
             }
             Some(q) => {
                 // Lexical scores by document number (BM25 of a match is > 0).
                 let mut lex = vec![0f32; self.docs.len()];
-                for (n, bm25) in lexical {
-                    lex[n as usize] = bm25;
+                for s in lexical {
+                    lex[s.doc as usize] = s.bm25;
                 }
                 let d = self.dim;
                 for (row, &n) in self.row_doc.iter().enumerate() {
@@ -464,7 +490,12 @@ impl SearchIndex {
                 }
             }
         }
-        if cands.is_empty() {
+        // The absolute floor asks whether anything answers the query at all.
+        let answered = |&(n, bm25, vector): &Candidate| {
+            (bm25 > 0.0 && coverage[n as usize] >= opts.min_coverage)
+                || vector.is_some_and(|v| v >= opts.min_cosine)
+        };
+        if cands.is_empty() || (floored && !cands.iter().any(answered)) {
             return Ok(Vec::new());
         }
 
@@ -488,6 +519,7 @@ impl SearchIndex {
             if rel < opts.min_score {
                 continue;
             }
+
             let (decay, source_weight, importance_weight) = weights(n);
             let score = rel * decay * source_weight * importance_weight;
             if score > 0.0 {
@@ -508,6 +540,7 @@ impl SearchIndex {
                 let (decay, source_weight, importance_weight) = weights(n);
                 let explain = Explain {
                     bm25,
+                    coverage: coverage[n as usize],
                     vector,
                     relevance: relevance[i],
                     decay,

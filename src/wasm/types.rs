@@ -381,6 +381,9 @@ export interface SearchOptions {
   mmrLambda?: number;
   /** Default "minmax". */
   fusion?: "minmax" | "rrf";
+  /** An absolute floor on the query: nothing is returned unless some hit matches this share of it lexically (`explain.coverage`) or reaches `minCosine` with its vector; default 0 and 0 (none). */
+  minCoverage?: number;
+  minCosine?: number;
   /** Lexical weight in min-max fusion; default 0.5. */
   alpha?: number;
   /** Default 60. */
@@ -393,6 +396,8 @@ export interface SearchOptions {
 
 export interface Explain {
   bm25: number;
+  /** BM25 over the query's highest possible: about the IDF-weighted share of the query's terms the hit contains. */
+  coverage: number;
   vector?: number | null;
   relevance: number;
   decay: number;
