@@ -694,7 +694,7 @@ mod tests {
         )
         .unwrap();
         let req = ContextRequest {
-            query: Some("我喜欢用什么语言写代码? go code".into()),
+            query: Some("我喜欢用什么语言写代码? tabs or spaces in go code".into()),
             ..Default::default()
         };
         let source = BlockOf(&longterm);

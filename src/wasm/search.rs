@@ -72,6 +72,13 @@ pub struct JsSearchIndex(SearchIndex);
 
 #[wasm_bindgen(js_class = SearchIndex)]
 impl JsSearchIndex {
+    /// The English stop words the analyzer drops (NLTK's 179), to give
+    /// another engine the same list.
+    #[wasm_bindgen(js_name = stopWords)]
+    pub fn stop_words() -> Vec<String> {
+        crate::retrieval::analyzer::stop_words().iter().map(|w| w.to_string()).collect()
+    }
+
     /// `options`: BM25 `k1` (1.2), `b` (0.75), `contextWeight` (0.5).
     #[wasm_bindgen(constructor)]
     pub fn new(options: Option<super::types::JsIndexOptions>) -> Result<JsSearchIndex, JsValue> {
