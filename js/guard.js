@@ -90,4 +90,5 @@ export const TokenBudget = constructible(raw.TokenBudget);
 export const checkStorageAdapter = guarded(raw.checkStorageAdapter, true, null);
 export const createEntry = guarded(raw.createEntry, false, null);
 export const estimateTokens = guarded(raw.estimateTokens, false, null);
+export const extractMemories = guarded(raw.extractMemories, false, null);
 export const version = guarded(raw.version, false, null);

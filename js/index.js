@@ -9,7 +9,7 @@ import { markReady, Tokenizer } from "./guard.js";
 
 export * from "./agent_memory.js";
 // The guarded classes and functions (they win over the star export above).
-export { Memory, SearchIndex, TokenBudget, Tokenizer, checkStorageAdapter, createEntry, estimateTokens, version } from "./guard.js";
+export { Memory, SearchIndex, TokenBudget, Tokenizer, checkStorageAdapter, createEntry, estimateTokens, extractMemories, version } from "./guard.js";
 
 function packError(message, cause) {
   const err = new Error(message, cause ? { cause } : undefined);

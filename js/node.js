@@ -8,7 +8,7 @@ markReady();
 
 export * from "./agent_memory.js";
 // The guarded classes and functions (they win over the star export above).
-export { Memory, SearchIndex, TokenBudget, Tokenizer, checkStorageAdapter, createEntry, estimateTokens, version } from "./guard.js";
+export { Memory, SearchIndex, TokenBudget, Tokenizer, checkStorageAdapter, createEntry, estimateTokens, extractMemories, version } from "./guard.js";
 
 /**
  * In Node the wasm is loaded on import: `init` and `initSync` exist so that

@@ -8,6 +8,7 @@ mod clock;
 mod convert;
 mod embed;
 mod entry;
+mod extract;
 pub mod indexeddb;
 mod js_store;
 mod llm;

@@ -183,6 +183,24 @@ export interface EmbeddingStats {
   pending: number;
 }
 
+/** A message for `extractMemories`; `timestamp` (ms) resolves "yesterday" (default: now). */
+export interface ExtractMessage { id?: string; role: Role; content: string; timestamp?: number; }
+
+export interface ExtractOptions {
+  /** Who the memories are about; default "User" ("用户" in Chinese). */
+  userName?: string;
+  /** Keep sentences scoring at least this; default -0.34 (lower keeps more). */
+  threshold?: number;
+}
+
+/** A memory drawn by rule from the user's messages, with the ids of its messages. */
+export interface ExtractedMemory {
+  content: string;
+  sources: string[];
+  category: "profile" | "preference" | "fact" | "task" | "experience";
+  importance: number;
+}
+
 /** A stored record that could not be read, and why. */
 export interface Damaged { key: string; error: string; }
 

@@ -1,0 +1,235 @@
+//! First person made third: "I love hiking with my dog" becomes "User loves
+//! hiking with User's dog", "我喜欢乌龙茶" becomes "用户喜欢乌龙茶". A memory is
+//! read later, in another conversation, by a model that must not take "I"
+//! for itself.
+
+/// Words after which the verb that follows a subject "I" keeps its form.
+const KEEPS_FORM: &[&str] = &[
+    "can",
+    "could",
+    "will",
+    "would",
+    "should",
+    "shall",
+    "might",
+    "must",
+    "may",
+    "did",
+    "didn't",
+    "can't",
+    "cannot",
+    "won't",
+    "wouldn't",
+    "couldn't",
+    "shouldn't",
+    "was",
+    "wasn't",
+    "had",
+    "hadn't",
+    "used",
+    // Irregular past tenses.
+    "went",
+    "got",
+    "took",
+    "made",
+    "found",
+    "bought",
+    "ran",
+    "saw",
+    "met",
+    "gave",
+    "began",
+    "wrote",
+    "read",
+    "felt",
+    "thought",
+    "said",
+    "told",
+    "knew",
+    "left",
+    "lost",
+    "won",
+    "kept",
+    "came",
+    "became",
+    "sent",
+    "spent",
+    "built",
+    "heard",
+    "brought",
+    "taught",
+    "caught",
+    "sat",
+    "stood",
+    "slept",
+    "drove",
+    "rode",
+    "flew",
+    "grew",
+    "drew",
+    "ate",
+    "fell",
+    "paid",
+    "put",
+    "set",
+    "cut",
+    "let",
+    "hit",
+    "hurt",
+    "quit",
+    "chose",
+    "wore",
+    "sang",
+    "swam",
+    "forgot",
+    "understood",
+    "held",
+    "led",
+    "meant",
+    "sold",
+    "shot",
+];
+
+/// Adverbs that may sit between "I" and its verb ("I really love").
+const ADVERBS: &[&str] = &[
+    "really",
+    "also",
+    "just",
+    "always",
+    "never",
+    "still",
+    "usually",
+    "often",
+    "sometimes",
+    "actually",
+    "definitely",
+    "totally",
+    "truly",
+    "recently",
+    "finally",
+    "even",
+    "only",
+    "already",
+    "absolutely",
+];
+
+/// The third-person singular of a present-tense verb: "love" -> "loves".
+fn third_singular(verb: &str) -> String {
+    let lower = verb.to_ascii_lowercase();
+    let irregular = match lower.as_str() {
+        "am" | "'m" => Some("is"),
+        "have" | "'ve" => Some("has"),
+        "do" => Some("does"),
+        "don't" => Some("doesn't"),
+        "go" => Some("goes"),
+        _ => None,
+    };
+    if let Some(w) = irregular {
+        return w.to_string();
+    }
+    if KEEPS_FORM.contains(&lower.as_str())
+        || lower.ends_with("ed")
+        || !lower.chars().all(|c| c.is_ascii_alphabetic())
+    {
+        return verb.to_string();
+    }
+    let consonant_y = lower.len() > 1
+        && lower.ends_with('y')
+        && !matches!(lower.as_bytes()[lower.len() - 2], b'a' | b'e' | b'i' | b'o' | b'u');
+    if consonant_y {
+        format!("{}ies", &verb[..verb.len() - 1])
+    } else if ["s", "sh", "ch", "x", "z", "o"].iter().any(|e| lower.ends_with(e)) {
+        format!("{verb}es")
+    } else {
+        format!("{verb}s")
+    }
+}
+
+/// Splits "I'm" into ("I", "'m"), with typographic apostrophes as ASCII.
+fn contraction(word: &str) -> Option<(&'static str, String)> {
+    let w = word.replace('\u{2019}', "'");
+    let lower = w.to_ascii_lowercase();
+    for (full, tail) in [("i'm", "am"), ("i've", "have"), ("i'd", "would"), ("i'll", "will")] {
+        if lower == full
+            || lower.starts_with(full) && !lower[full.len()..].chars().next().is_some_and(char::is_alphabetic)
+        {
+            return Some((tail, w[full.len()..].to_string()));
+        }
+    }
+    None
+}
+
+/// Words that follow a subject "I" without being its verb ("I and my
+/// wife", "me too").
+const NOT_VERBS: &[&str] =
+    &["and", "or", "but", "too", "to", "in", "at", "with", "for", "of", "as", "so", "then"];
+
+/// `sentence` in the third person about `name` (English words; Chinese
+/// "我" handled by [`chinese`]).
+pub fn english(sentence: &str, name: &str) -> String {
+    let mut out: Vec<String> = Vec::new();
+    // After a subject "I": the next verb (past adverbs) agrees with it.
+    let mut agree = false;
+    for w in sentence.split(' ') {
+        let core = w.trim_matches(|c: char| !c.is_alphanumeric() && c != '\'' && c != '\u{2019}');
+        let start = w.find(core).unwrap_or(0);
+        let (lead, trail) = (&w[..start], &w[start + core.len()..]);
+        let lower = core.to_ascii_lowercase().replace('\u{2019}', "'");
+        let was_agreeing = std::mem::take(&mut agree);
+        let word = if let Some((verb, rest)) = contraction(core) {
+            format!("{name} {}{rest}", third_singular(verb))
+        } else if core == "I" {
+            // "I," or "I." ends the clause: nothing to agree with.
+            agree = trail.is_empty();
+            name.to_string()
+        } else if lower == "my" || lower == "mine" {
+            format!("{name}'s")
+        } else if lower == "me" {
+            name.to_string()
+        } else if lower == "myself" {
+            "themself".to_string()
+        } else if was_agreeing && ADVERBS.contains(&lower.as_str()) {
+            agree = trail.is_empty();
+            core.to_string()
+        } else if was_agreeing && !NOT_VERBS.contains(&lower.as_str()) {
+            third_singular(core)
+        } else {
+            core.to_string()
+        };
+        out.push(format!("{lead}{word}{trail}"));
+    }
+    out.join(" ")
+}
+
+/// `sentence` with the Chinese first person made `name` ("用户").
+pub fn chinese(sentence: &str, name: &str) -> String {
+    sentence.replace("我们", &format!("{name}和家人朋友")).replace('我', name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn english_subjects_objects_and_agreement() {
+        let u = |s| english(s, "User");
+        assert_eq!(u("I love hiking with my dog."), "User loves hiking with User's dog.");
+        assert_eq!(u("I'm a nurse and I have two kids"), "User is a nurse and User has two kids");
+        assert_eq!(u("I really enjoy pottery"), "User really enjoys pottery");
+        assert_eq!(u("I went to a LGBTQ support group"), "User went to a LGBTQ support group");
+        assert_eq!(u("I’ve been painting, it helps me relax"), "User has been painting, it helps User relax");
+        assert_eq!(u("I can't wait and I study every day"), "User can't wait and User studies every day");
+        assert_eq!(
+            u("I'll go, I do yoga, I watch films"),
+            "User will go, User does yoga, User watches films"
+        );
+        assert_eq!(u("Images of Iris"), "Images of Iris");
+        assert_eq!(english("I adopted a cat", "Caroline"), "Caroline adopted a cat");
+        assert_eq!(u("I and my wife, me too"), "User and User's wife, User too");
+    }
+
+    #[test]
+    fn chinese_first_person() {
+        assert_eq!(chinese("我喜欢喝乌龙茶，我的猫叫橘子", "用户"), "用户喜欢喝乌龙茶，用户的猫叫橘子");
+    }
+}

@@ -1,0 +1,88 @@
+//! `extractMemories`: the rule extractor for JS (an offline model, the
+//! demo's, or an app that extracts without one).
+
+use serde::{Deserialize, Serialize};
+use wasm_bindgen::prelude::*;
+
+use super::{from_js, now_ms, to_js_json};
+use crate::entry::Role;
+use crate::extract::{extract, ExtractOptions, Turn};
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct MessageInput {
+    #[serde(default)]
+    id: Option<String>,
+    role: Role,
+    content: String,
+    #[serde(default)]
+    timestamp: Option<i64>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+struct OptionsInput {
+    user_name: Option<String>,
+    threshold: Option<f64>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ExtractedOutput<'a> {
+    content: &'a str,
+    sources: &'a [String],
+    category: &'a str,
+    importance: f32,
+}
+
+/// Long-term memories from the user's messages of a conversation, by rule:
+/// third person, relative dates resolved against each message's time, each
+/// with the ids of the messages it came from (a message without an id is
+/// named by its index).
+#[wasm_bindgen(js_name = extractMemories, unchecked_return_type = "ExtractedMemory[]")]
+pub fn extract_memories(
+    #[wasm_bindgen(unchecked_param_type = "ExtractMessage[]")] messages: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "ExtractOptions")] options: JsValue,
+) -> Result<JsValue, JsValue> {
+    if !js_sys::Array::is_array(&messages) {
+        return Err(crate::error::Error::invalid("extractMemories takes an array of messages").into());
+    }
+    let messages: Vec<MessageInput> = js_sys::Array::from(&messages)
+        .iter()
+        .map(|m| from_js(m, "message", &["id", "role", "content", "timestamp"]))
+        .collect::<Result<_, _>>()?;
+    let options: OptionsInput = if options.is_undefined() || options.is_null() {
+        OptionsInput::default()
+    } else {
+        from_js(options, "extract options", &["userName", "threshold"])?
+    };
+    let threshold = options.threshold.unwrap_or(crate::extract::THRESHOLD);
+    if !threshold.is_finite() {
+        return Err(crate::error::Error::invalid("threshold must be a finite number").into());
+    }
+    let now = now_ms();
+    let ids: Vec<String> =
+        messages.iter().enumerate().map(|(i, m)| m.id.clone().unwrap_or_else(|| i.to_string())).collect();
+    let turns: Vec<Turn> = messages
+        .iter()
+        .zip(&ids)
+        .map(|(m, id)| Turn {
+            id,
+            role: m.role,
+            content: &m.content,
+            timestamp: m.timestamp.unwrap_or(now),
+            new: true,
+        })
+        .collect();
+    let out = extract(&turns, &ExtractOptions { user_name: options.user_name, threshold });
+    let rows: Vec<ExtractedOutput> = out
+        .iter()
+        .map(|e| ExtractedOutput {
+            content: &e.content,
+            sources: &e.sources,
+            category: e.category.as_str(),
+            importance: e.importance,
+        })
+        .collect();
+    to_js_json(&rows)
+}
