@@ -4,7 +4,7 @@
 //
 // The model is deterministic and reads the library's prompts the way a real
 // model would be asked to: it extracts "[[NEW]]" user statements as
-// third-person memories, summarizes by keeping the first words of each line,
+// third-person memories citing the numbers of their messages, summarizes by keeping the first words of each line,
 // merges summaries, and resolves conflicts (a candidate saying "now" or
 // "现在" replaces the stored memories it is shown). Faults are injected per
 // request from a queue: 429 (with Retry-After), 500, a hang, invalid JSON,
@@ -33,12 +33,12 @@ function statements(text) {
 function judge(prompt) {
   const memories = [];
   for (const line of prompt.split("\n")) {
-    const m = /^\[\[NEW\]\] \[user\]: (.*)$/.exec(line);
+    const m = /^\[\[NEW\]\] #(\d+) \[user\]: (.*)$/.exec(line);
     if (!m) continue;
-    for (const s of statements(m[1])) {
+    for (const s of statements(m[2])) {
       if (s.endsWith("?") || s.endsWith("？")) continue;
       const content = thirdPerson(s);
-      if (content) memories.push({ content, category: /name|叫|是/.test(s) ? "profile" : "preference", scope: "user", importance: 8 });
+      if (content) memories.push({ content, category: /name|叫|是/.test(s) ? "profile" : "preference", scope: "user", importance: 8, sources: [Number(m[1])] });
     }
   }
   return JSON.stringify({ memories });

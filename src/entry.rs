@@ -187,6 +187,11 @@ pub struct MemoryEntry {
     /// When this memory stopped being valid (ms since the epoch).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub valid_to: Option<i64>,
+    /// The ids of the messages a memory was drawn from (its provenance):
+    /// set by session end, kept through supersede, so that forgetting a
+    /// message can find what came from it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sources: Vec<String>,
 }
 
 fn default_importance() -> f32 {
@@ -243,6 +248,7 @@ impl MemoryEntry {
             tokens: TokenCounts::default(),
             superseded_by: None,
             valid_to: None,
+            sources: Vec::new(),
         }
     }
 

@@ -124,6 +124,52 @@ const FIRST_PERSON: &[&str] = &["i", "i'm", "i've", "i'd", "my", "me"];
 const YOU: &[&str] = &["you", "your", "you're", "you've", "you'd", "yours", "u"];
 const EXPLICIT: &[&str] =
     &["remember that", "please remember", "don't forget", "note that", "记住", "别忘了"];
+/// Statements of identity and preference, in the words chat users use
+/// ("I prefer", "my name is", "我喜欢"): short, but what an assistant must keep.
+const STATED: &[&str] = &[
+    "my name is",
+    "call me ",
+    "i work as",
+    "i work at",
+    "i work for",
+    "i live in",
+    "i'm from",
+    "i am from",
+    "i'm allergic",
+    "i am allergic",
+    "my favorite",
+    "my favourite",
+    "i prefer",
+    "i like ",
+    "i love ",
+    "i enjoy",
+    "i hate",
+    "i dislike",
+    "i don't like",
+    "i always",
+    "i never",
+    "i usually",
+    "i'm a ",
+    "i am a ",
+    "我叫",
+    "我的名字",
+    "我住在",
+    "我来自",
+    "我是",
+    "我喜欢",
+    "我更喜欢",
+    "我不喜欢",
+    "我最喜欢",
+    "我讨厌",
+    "我习惯",
+    "我过敏",
+    "我对",
+    "我偏好",
+    "我一般",
+    "我通常",
+    "我总是",
+    "我从不",
+];
 
 /// Lowercase words (letters, digits, apostrophes).
 fn words(text: &str) -> Vec<String> {
@@ -181,8 +227,11 @@ pub fn score(c: &Context) -> f64 {
     let body_words = words(body);
     let zh = is_cjk(s);
     let first_words: Vec<&str> = body_words.iter().take(3).map(String::as_str).collect();
+    // Chinese drops the subject it means ("跑完了！" is "I finished"): a
+    // statement about no one else is about the speaker.
+    let about_self_zh = |t: &str| t.contains('我') || !["你", "他", "她", "它"].iter().any(|p| t.contains(p));
     let subject = if zh {
-        body.trim_start().chars().take(3).collect::<String>().contains('我')
+        about_self_zh(body)
     } else {
         first_words.iter().any(|w| ["i", "i'm", "i've", "i'd", "i was", "my"].contains(w))
     };
@@ -191,7 +240,7 @@ pub fn score(c: &Context) -> f64 {
         .filter(|t| !is_question(t))
         .filter(|t| {
             let tw = words(t);
-            t.contains('我') || tw.iter().any(|w| FIRST_PERSON.contains(&w.as_str()))
+            (is_cjk(t) && about_self_zh(t)) || tw.iter().any(|w| FIRST_PERSON.contains(&w.as_str()))
         })
         .count()
         .min(5) as f64;
@@ -206,6 +255,11 @@ pub fn score(c: &Context) -> f64 {
         w.iter().any(|x| TIME_WORDS.contains(&x.as_str()))
     };
     let explicit = EXPLICIT.iter().any(|e| lower.contains(e));
+    let padded = format!(" {}", lower.replace('\u{2019}', "'"));
+    let stated =
+        STATED
+            .iter()
+            .any(|p| if p.is_ascii() { padded.contains(&format!(" {p}")) } else { lower.contains(p) });
     -2.08 - 0.26 * (count(&w, YOU) + count_zh(s, &["你"])) + 0.71 * time as u8 as f64
         - 0.2 * (small_talk_prefix(s) > 0) as u8 as f64
         + 0.21 * subject as u8 as f64
@@ -220,6 +274,7 @@ pub fn score(c: &Context) -> f64 {
         + 0.26 * reacts as u8 as f64
         + 0.06 * w.iter().filter(|x| x.len() > 3 && x.ends_with("ed")).count().min(3) as f64
         + if explicit { 3.0 } else { 0.0 }
+        + if stated { 1.5 } else { 0.0 }
 }
 
 #[cfg(test)]

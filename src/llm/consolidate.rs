@@ -108,7 +108,9 @@ pub fn message_hash(session: &str, seq: Seq, role: Role, content: &str) -> Strin
 }
 
 /// Runs session end for `session`, storing memories through `longterm`. The
-/// calls' usage joins the session's usage record.
+/// calls' usage joins the session's usage record. Without a model
+/// (`governor` none) the rules judge, conflicts are left to the dedup on
+/// write, and no summary is written.
 ///
 /// The model is asked with no lock held; `lock` (the namespace's) is held
 /// only while results are applied, after a fresh read of what other
@@ -116,20 +118,22 @@ pub fn message_hash(session: &str, seq: Seq, role: Role, content: &str) -> Strin
 pub async fn end_session(
     session: &Mutex<Session>,
     longterm: &Mutex<LongTermMemory>,
-    governor: &Governor,
+    governor: Option<&Governor>,
     lock: &NamedLock,
     options: &EndSessionOptions,
 ) -> Result<EndSessionReport> {
-    let before = governor.stats();
+    let before = governor.map(Governor::stats);
     let out = end_session_inner(session, longterm, governor, lock, options).await;
-    session.lock().await.budget_mut().add_usage(governor.usage_since(&before));
+    if let (Some(g), Some(before)) = (governor, before) {
+        session.lock().await.budget_mut().add_usage(g.usage_since(&before));
+    }
     out
 }
 
 async fn end_session_inner(
     session: &Mutex<Session>,
     longterm: &Mutex<LongTermMemory>,
-    governor: &Governor,
+    governor: Option<&Governor>,
     lock: &NamedLock,
     options: &EndSessionOptions,
 ) -> Result<EndSessionReport> {
@@ -156,7 +160,8 @@ async fn end_session_inner(
     record.attempts += 1;
     outbox::put(store.as_ref(), &record).await?;
 
-    let calls_before = governor.stats().calls;
+    let calls = || governor.map_or(0, |g| g.stats().calls);
+    let calls_before = calls();
     let mut report = EndSessionReport { judge: "none", ..EndSessionReport::default() };
     let chat: Vec<&(Seq, MemoryEntry)> = history.iter().filter(|(_, e)| e.is_chat()).collect();
     let hashes: Vec<String> =
@@ -176,13 +181,26 @@ async fn end_session_inner(
             batch.clone().map(|i| (chat[i].1.clone(), is_new[i])).collect();
         let new_entries: Vec<&MemoryEntry> = context.iter().filter(|(_, n)| *n).map(|(e, _)| e).collect();
         report.new_messages += new_entries.len() as u32;
-        let judged = governor.call(Purpose::Judge, prompts::judge(lang, &context), tokenizer.as_ref()).await;
-        let candidates = match judged.map(|r| parse::parse_judge(&r.content)) {
-            Ok(Some(c)) => {
+        // The numbers the prompt gave the new messages (#1 is the first of
+        // the batch): a memory may cite only those.
+        let cited = |n: u64| {
+            let i = usize::try_from(n).ok()?.checked_sub(1)?;
+            context.get(i).filter(|(_, new)| *new).map(|(e, _)| e.id.clone())
+        };
+        let judged = match governor {
+            Some(g) => Some(g.call(Purpose::Judge, prompts::judge(lang, &context), tokenizer.as_ref()).await),
+            None => None,
+        };
+        let candidates = match judged.map(|j| j.map(|r| parse::parse_judge(&r.content, cited))) {
+            None => {
+                report.judge = "rules";
+                rules::judge(&context)
+            }
+            Some(Ok(Some(c))) => {
                 report.judge = "llm";
                 c
             }
-            failed => {
+            Some(failed) => {
                 let why = match failed {
                     Err(e) => e.to_string(),
                     _ => "LLM: the judge's answer held no usable JSON".to_string(),
@@ -191,7 +209,7 @@ async fn end_session_inner(
                 if report.judge != "llm" {
                     report.judge = "rules";
                 }
-                rules::judge(new_entries.iter().copied())
+                rules::judge(&context)
             }
         };
         let candidates = dedup_batch(candidates);
@@ -205,7 +223,7 @@ async fn end_session_inner(
     let uncovered: Vec<&(Seq, MemoryEntry)> =
         chat.iter().copied().filter(|(seq, _)| covered.is_none_or(|c| *seq > c)).collect();
     let mut outstanding: Option<String> = None;
-    if uncovered.len() as u32 >= options.summary_after_messages {
+    if let (Some(governor), true) = (governor, uncovered.len() as u32 >= options.summary_after_messages) {
         let last_seq = uncovered.last().map(|(s, _)| *s).expect("non-empty");
         let entries: Vec<(Seq, MemoryEntry)> = uncovered.iter().map(|&x| x.clone()).collect();
         let summary =
@@ -225,7 +243,7 @@ async fn end_session_inner(
         }
     }
 
-    report.llm_calls = (governor.stats().calls - calls_before) as u32;
+    report.llm_calls = (calls() - calls_before) as u32;
     match outstanding {
         None => {
             outbox::clear(store.as_ref(), &storage_id).await?;
@@ -338,7 +356,7 @@ struct Batch<'a> {
 #[allow(clippy::too_many_arguments)]
 async fn apply(
     longterm: &Mutex<LongTermMemory>,
-    governor: &Governor,
+    governor: Option<&Governor>,
     lock: &NamedLock,
     tokenizer: &dyn crate::tokens::Tokenizer,
     batch: &Batch<'_>,
@@ -385,7 +403,7 @@ async fn apply(
     // Candidates the model compared with their neighbours and judged new
     // are stored unless exactly known; the rest get the full local dedup.
     let mut judged_new = vec![false; candidates.len()];
-    if !needs_resolve.is_empty() {
+    if let (Some(governor), false) = (governor, needs_resolve.is_empty()) {
         let items: Vec<ResolveItem> = needs_resolve
             .iter()
             .map(|&i| ResolveItem {
@@ -422,6 +440,7 @@ async fn apply(
         let mut entry =
             MemoryEntry::new(c.content, Kind::Fact, Role::User, scope_of(c.layer, agent_id.as_deref()), now);
         entry.importance = c.importance;
+        entry.sources = c.sources;
         entry.metadata.insert("category".into(), c.category.as_str().into());
         entry.metadata.insert("sessionId".into(), session_id.into());
         match decision {

@@ -68,6 +68,8 @@ pub struct Candidate {
     pub layer: Layer,
     /// 0.0 to 1.0 (the prompt's 1-10 divided by 10).
     pub importance: f32,
+    /// The ids of the messages it was drawn from.
+    pub sources: Vec<String>,
 }
 
 /// The first JSON value in `text`: the whole text, or the inside of a code
@@ -150,7 +152,9 @@ fn importance(v: Option<&Value>, category: Category) -> f32 {
 /// The judge's answer: `None` when no JSON could be read (the caller falls
 /// back to the rule judge), else the repaired candidates (possibly none:
 /// the model judged that nothing was worth keeping).
-pub fn parse_judge(text: &str) -> Option<Vec<Candidate>> {
+/// `source` maps a message number the model cited to the id of a message
+/// it was shown; numbers it was not shown are dropped.
+pub fn parse_judge(text: &str, source: impl Fn(u64) -> Option<String>) -> Option<Vec<Candidate>> {
     let value = extract_json(text)?;
     let items = match &value {
         Value::Array(items) => items,
@@ -183,11 +187,29 @@ pub fn parse_judge(text: &str) -> Option<Vec<Candidate>> {
                 _ if category == Category::Experience => Layer::Agent,
                 _ => Layer::User,
             };
+            let mut sources: Vec<String> = Vec::new();
+            let cited = match field("sources") {
+                Some(Value::Array(items)) => items.clone(),
+                Some(one) => vec![one.clone()],
+                None => Vec::new(),
+            };
+            for n in cited {
+                // 3, "3" and "#3" all name message #3.
+                let n = n
+                    .as_u64()
+                    .or_else(|| n.as_str().and_then(|s| s.trim().trim_start_matches('#').parse().ok()));
+                if let Some(id) = n.and_then(&source) {
+                    if !sources.contains(&id) {
+                        sources.push(id);
+                    }
+                }
+            }
             Some(Candidate {
                 content,
                 category,
                 layer,
                 importance: importance(field("importance"), category),
+                sources,
             })
         })
         .collect();
@@ -285,7 +307,7 @@ mod tests {
                 "User lives in Lyon"
             ]}} trailing words"#
         );
-        let c = parse_judge(&text).unwrap();
+        let c = parse_judge(&text, |_| None).unwrap();
         assert_eq!(c.len(), 5);
         assert_eq!(
             c[0],
@@ -293,7 +315,8 @@ mod tests {
                 content: "User prefers Rust".into(),
                 category: Category::Preference,
                 layer: Layer::User,
-                importance: 0.8
+                importance: 0.8,
+                sources: vec![],
             }
         );
         assert_eq!(c[1].content.chars().count(), MAX_MEMORY_CHARS);
@@ -304,12 +327,22 @@ mod tests {
 
     #[test]
     fn unusable_judge_answers_are_none_and_empty_lists_are_kept() {
-        assert!(parse_judge("").is_none());
-        assert!(parse_judge("I could not find anything.").is_none());
-        assert!(parse_judge(r#"{"memories": "none"}"#).is_none());
-        assert_eq!(parse_judge(r#"{"memories": []}"#), Some(vec![]));
-        assert_eq!(parse_judge(r#"{"result": "nothing"}"#), Some(vec![]));
-        assert_eq!(parse_judge(r#"{"content": "User is a nurse", "category": "profile"}"#).unwrap().len(), 1);
+        let cited = r##"{"memories": [{"content": "User is a nurse", "sources": [2, "#3", "9", 2]}]}"##;
+        let shown = |n: u64| (n <= 3).then(|| format!("msg-{n}"));
+        assert_eq!(
+            parse_judge(cited, shown).unwrap()[0].sources,
+            ["msg-2", "msg-3"],
+            "unseen and repeated dropped"
+        );
+        assert!(parse_judge("", |_| None).is_none());
+        assert!(parse_judge("I could not find anything.", |_| None).is_none());
+        assert!(parse_judge(r#"{"memories": "none"}"#, |_| None).is_none());
+        assert_eq!(parse_judge(r#"{"memories": []}"#, |_| None), Some(vec![]));
+        assert_eq!(parse_judge(r#"{"result": "nothing"}"#, |_| None), Some(vec![]));
+        assert_eq!(
+            parse_judge(r#"{"content": "User is a nurse", "category": "profile"}"#, |_| None).unwrap().len(),
+            1
+        );
     }
 
     #[test]

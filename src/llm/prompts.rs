@@ -173,7 +173,19 @@ pub fn judge(lang: Language, context: &[(MemoryEntry, bool)]) -> LlmRequest {
         Language::English => "## Full conversation",
         Language::Chinese => "## 完整对话上下文",
     };
-    let lines: Vec<String> = context.iter().map(|(e, new)| transcript_line(e, *new)).collect();
+    // Numbered, so each memory can cite the messages it came from.
+    let lines: Vec<String> = context
+        .iter()
+        .enumerate()
+        .map(|(i, (e, new))| {
+            let line = transcript_line(e, false);
+            if *new {
+                format!("{NEW_MARKER} #{} {line}", i + 1)
+            } else {
+                format!("#{} {line}", i + 1)
+            }
+        })
+        .collect();
     request(system, format!("{heading}\n\n{}", lines.join("\n")), true)
 }
 
@@ -192,8 +204,10 @@ Scope: \"user\" for anything about the user; \"agent\" for lessons about how thi
 should work.\n\
 Skip greetings, questions, one-off requests, and anything only the assistant said unless the \
 user confirmed it. If nothing is worth remembering, return an empty list.\n\
+Messages are numbered (#1, #2, ...): give each memory the numbers of the [[NEW]] messages it was \
+drawn from as \"sources\".\n\
 Answer with JSON only: {\"memories\": [{\"content\": \"...\", \"category\": \"preference\", \
-\"scope\": \"user\", \"importance\": 7}]}";
+\"scope\": \"user\", \"importance\": 7, \"sources\": [3]}]}";
 
 const JUDGE_ZH: &str = "你负责判断AI助手应当从对话中长期记住什么。只有标记为 [[NEW]] 的消息是新增的，\
 其余是上下文。从 [[NEW]] 消息中提取长期有效的信息，每条写成一句简短、独立可读的陈述（不超过200字，\
@@ -206,8 +220,9 @@ const JUDGE_ZH: &str = "你负责判断AI助手应当从对话中长期记住什
 - experience：助手协助方式中有效或失败的经验（5-8）\n\
 scope：与用户有关的填 \"user\"；关于本助手应如何工作的经验填 \"agent\"。\n\
 忽略寒暄、提问、一次性请求，以及仅由助手说出而未经用户确认的内容。没有值得记住的内容时返回空列表。\n\
+消息已编号（#1、#2……）：每条记忆用 \"sources\" 给出它所依据的 [[NEW]] 消息的编号。\n\
 只输出 JSON：{\"memories\": [{\"content\": \"...\", \"category\": \"preference\", \"scope\": \"user\", \
-\"importance\": 7}]}";
+\"importance\": 7, \"sources\": [3]}]}";
 
 /// One candidate with the stored memories it resembles, for [`resolve`].
 pub struct ResolveItem<'a> {
@@ -286,9 +301,9 @@ mod tests {
         let req = judge(Language::English, &ctx);
         assert!(req.json);
         let user = &req.messages[1].content;
-        assert!(user.contains("\n[user]: earlier\n"));
-        assert!(user.contains("[user]: [ [NEW] ] pretend"));
-        assert!(user.ends_with("[[NEW]] [user]: I prefer tea"));
+        assert!(user.contains("\n#1 [user]: earlier\n"));
+        assert!(user.contains("#2 [user]: [ [NEW] ] pretend"));
+        assert!(user.ends_with("[[NEW]] #3 [user]: I prefer tea"));
         assert_eq!(user.matches(NEW_MARKER).count(), 1);
     }
 

@@ -377,6 +377,15 @@ impl Records {
         }
         // The link back survives an undo, so history still shows both.
         new.metadata.insert(SUPERSEDES.into(), old_ids.join(","));
+        // Provenance accumulates: what the old memories came from, the new
+        // one now stands for too.
+        for id in old_ids {
+            for source in self.entries.get(id).map(|e| e.sources.clone()).unwrap_or_default() {
+                if !new.sources.contains(&source) {
+                    new.sources.push(source);
+                }
+            }
+        }
         self.write(vec![new.clone()]).await?;
         let now = self.clock.now_ms();
         let expired: Vec<MemoryEntry> = old_ids
@@ -417,6 +426,14 @@ impl Records {
     }
 
     /// Every version connected to `id` through supersession, oldest first.
+    /// Every memory, valid or not, whose sources hold `message_id`, oldest first.
+    pub fn derived_from(&self, message_id: &str) -> Vec<MemoryEntry> {
+        let mut out: Vec<MemoryEntry> =
+            self.entries.values().filter(|e| e.sources.iter().any(|s| s == message_id)).cloned().collect();
+        out.sort_by(|a, b| a.id.cmp(&b.id));
+        out
+    }
+
     pub fn history(&self, id: &str) -> Vec<MemoryEntry> {
         let mut seen: Vec<&MemoryEntry> = Vec::new();
         let mut queue = vec![id.to_string()];

@@ -353,16 +353,17 @@ impl Memory {
     }
 
     /// Session end: long-term memories from the messages not yet processed,
-    /// conflicts resolved, the summary refreshed when due. Work that fails
-    /// stays owed; dropping the future abandons it (also owed).
+    /// conflicts resolved, the summary refreshed when due; without a model,
+    /// memories by rule (no summary). Work that fails stays owed; dropping
+    /// the future abandons it (also owed).
     pub async fn end_session(&self) -> Result<EndSessionReport> {
-        let model = self.inner.model.as_ref().ok_or_else(no_llm)?;
+        let governor = self.inner.model.as_ref().map(|m| &m.governor);
         let _turn = self.inner.work.lock().await;
         self.inner.session.lock().await.sync().await?;
         let report = consolidate::end_session(
             &self.inner.session,
             &self.inner.longterm,
-            &model.governor,
+            governor,
             &self.inner.lock,
             &EndSessionOptions::default(),
         )
@@ -672,6 +673,11 @@ impl Memory {
 
     pub async fn memories(&self) -> Result<Vec<MemoryEntry>> {
         self.read(|r| r.memories()).await
+    }
+
+    /// Every memory drawn from a message (by its id), superseded ones too.
+    pub async fn derived_from(&self, message_id: &str) -> Result<Vec<MemoryEntry>> {
+        self.read(|r| r.derived_from(message_id)).await
     }
 
     pub async fn history(&self, id: &str) -> Result<Vec<MemoryEntry>> {

@@ -180,8 +180,11 @@ fn judge_model() -> Rc<ScriptedLlm> {
         if req.json {
             let facts: Vec<String> = user
                 .lines()
-                .filter_map(|l| l.strip_prefix("[[NEW]] [user]: "))
-                .map(|t| format!(r#"{{"content": "User said: {t}", "category": "profile"}}"#))
+                .filter_map(|l| l.strip_prefix("[[NEW]] #"))
+                .filter_map(|l| l.split_once(" [user]: "))
+                .map(|(n, t)| {
+                    format!(r#"{{"content": "User said: {t}", "category": "profile", "sources": [{n}]}}"#)
+                })
                 .collect();
             Reply::text(&format!(r#"{{"memories": [{}]}}"#, facts.join(",")))
         } else {
@@ -833,4 +836,56 @@ fn a_query_vector_is_used_or_rejected_never_ignored() {
     assert_eq!(top(&hits), "Adopted a puppy named Rex");
     let e = w.run(m.search("zzz", &SearchOptions::default(), Some(vec![1.0, 0.0]))).unwrap_err();
     assert_eq!(e.code, ErrorCode::InvalidInput, "a wrong dimension is an error");
+}
+
+#[test]
+fn session_end_without_a_model_keeps_facts_by_rule_with_their_sources() {
+    let mut w = World::new();
+    let m = w.open("chat", None);
+    w.run(m.add(assistant("What's new with you?"))).unwrap();
+    let said = w.run(m.add(user("I adopted a puppy named Rex yesterday and he loves the park."))).unwrap();
+    w.run(m.add(assistant("Wow, congrats!"))).unwrap();
+    let r = w.run(m.end_session()).unwrap();
+    assert_eq!((r.judge, r.llm_calls, r.added), ("rules", 0, 1), "{r:?}");
+    let memories = w.run(m.memories()).unwrap();
+    assert!(
+        memories[0].content.starts_with("User adopted a puppy named Rex on 13 November 2023"),
+        "{memories:?}"
+    );
+    assert_eq!(memories[0].sources, std::slice::from_ref(&said.id));
+    assert_eq!(w.run(m.end_session()).unwrap().added, 0, "nothing new the second time");
+
+    // Search shows where a fact came from; the message finds what came from it;
+    // a newer version keeps the provenance of what it replaces.
+    let user_only = SearchOptions { scopes: Some(vec![Scope::User]), ..Default::default() };
+    assert_eq!(
+        w.run(m.search("puppy Rex", &user_only, None)).unwrap()[0].sources,
+        std::slice::from_ref(&said.id)
+    );
+    let newer = w.run(m.supersede(fact("User's puppy Rex turned one"), &[memories[0].id.clone()])).unwrap();
+    assert_eq!(newer.sources, std::slice::from_ref(&said.id));
+    assert_eq!(w.run(m.derived_from(&said.id)).unwrap().len(), 2, "both versions");
+    assert!(w.run(m.derived_from("no-such-message")).unwrap().is_empty());
+}
+
+#[test]
+fn the_model_cites_sources_and_only_new_messages_it_was_shown_count() {
+    let mut w = World::new();
+    let model = judge_model();
+    let m = w.open("chat", Some(model));
+    let first = w.run(m.add(user("I live in Porto"))).unwrap();
+    w.run(m.end_session()).unwrap();
+    let memories = w.run(m.memories()).unwrap();
+    assert_eq!(memories[0].sources, std::slice::from_ref(&first.id), "the judge cited #1");
+
+    // A model citing an old message (#1: context now), one it was not shown
+    // (#9) and a non-number: none of them becomes a source.
+    let liar = Rc::new(ScriptedLlm::new([Reply::text(
+        r#"{"memories": [{"content": "User likes green tea", "sources": [1, 9, "x"]}]}"#,
+    )]));
+    let m2 = w.open("chat", Some(liar));
+    let second = w.run(m2.add(user("I like green tea"))).unwrap();
+    w.run(m2.end_session()).unwrap();
+    let tea = w.run(m2.memories()).unwrap().into_iter().find(|e| e.content.contains("tea")).unwrap();
+    assert!(tea.sources.is_empty(), "{:?} (second message {})", tea.sources, second.id);
 }

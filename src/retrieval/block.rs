@@ -94,6 +94,7 @@ mod tests {
             long_term: true,
             explain: Explain::default(),
             origin: None,
+            sources: Vec::new(),
         }
     }
 

@@ -163,6 +163,27 @@ impl Index {
             .sum()
     }
 
+    /// The IDF of the query's distinct terms that some document for which
+    /// `counts` holds contains (in its text or, at its weight, context):
+    /// over [`Index::query_weight`], the share of the query the documents
+    /// answer together.
+    pub fn matched_weight(&self, terms: &[String], counts: impl Fn(u32) -> bool) -> f32 {
+        let mut seen = std::collections::HashSet::new();
+        terms
+            .iter()
+            .filter(|t| seen.insert(t.as_str()))
+            .filter_map(|t| self.term_ids.get(t).map(|&id| id as usize))
+            .map(|id| {
+                let best = self.postings[id]
+                    .iter()
+                    .filter(|&&(d, _)| self.docs[d as usize].alive && counts(d))
+                    .map(|&(_, tf)| tf.min(1.0))
+                    .fold(0.0f32, f32::max);
+                self.idf(self.df[id]) * best
+            })
+            .sum()
+    }
+
     pub fn score(&self, terms: &[String], params: &Bm25Params) -> Vec<Scored> {
         if self.live == 0 {
             return Vec::new();

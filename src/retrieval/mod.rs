@@ -69,9 +69,10 @@ pub struct SearchOptions {
     pub relativity: f64,
     /// Drop hits scoring below this (scores are in [0, 1] before weights).
     pub min_score: f64,
-    /// An absolute floor on the query: nothing is returned unless some hit
-    /// matches at least this share of it lexically (`explain.coverage`) or
-    /// reaches `min_cosine` with its vector. `min_score` and `relativity`,
+    /// An absolute floor on the query: nothing is returned unless the hits
+    /// together match at least this share of it lexically (the IDF-weighted
+    /// share of its terms some hit contains; `explain.coverage` is each
+    /// hit's own) or one reaches `min_cosine` with its vector. `min_score` and `relativity`,
     /// relative to the best hit, always let the best through; this lets a
     /// query that nothing answers return nothing. 0 and 0: no floor.
     pub min_coverage: f64,
@@ -191,6 +192,9 @@ pub struct Hit {
     /// `session`, `role`: a long-term fact, a session summary, a past turn).
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub origin: Option<Origin>,
+    /// A fact's provenance: the ids of the messages it was drawn from.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub sources: Vec<String>,
 }
 
 /// What a hit of long-term recall is.
@@ -490,12 +494,18 @@ impl SearchIndex {
                 }
             }
         }
-        // The absolute floor asks whether anything answers the query at all.
-        let answered = |&(n, bm25, vector): &Candidate| {
-            (bm25 > 0.0 && coverage[n as usize] >= opts.min_coverage)
-                || vector.is_some_and(|v| v >= opts.min_cosine)
+        // The absolute floor asks whether the candidates answer the query
+        // at all: together, a share of its terms (a query of two topics may
+        // have each answered by another memory), or one of them by meaning.
+        let answered = || {
+            let lexical = query_weight > 0.0
+                && self.index.matched_weight(&terms, |d| self.docs[d as usize].as_ref().is_some_and(in_scope))
+                    as f64
+                    / query_weight
+                    >= opts.min_coverage;
+            lexical || cands.iter().any(|c| c.2.is_some_and(|v| v >= opts.min_cosine))
         };
-        if cands.is_empty() || (floored && !cands.iter().any(answered)) {
+        if cands.is_empty() || (floored && !answered()) {
             return Ok(Vec::new());
         }
 
@@ -583,6 +593,7 @@ impl SearchIndex {
                 long_term: m.long_term,
                 explain,
                 origin: None,
+                sources: Vec::new(),
             });
         }
         Ok(out)

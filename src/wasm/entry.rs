@@ -33,6 +33,8 @@ pub(crate) struct EntryInput {
     pub tool_calls: Vec<ToolCall>,
     #[serde(default)]
     pub tool_call_id: Option<String>,
+    #[serde(default)]
+    pub sources: Vec<String>,
 }
 
 impl EntryInput {
@@ -46,6 +48,7 @@ impl EntryInput {
         "importance",
         "toolCalls",
         "toolCallId",
+        "sources",
     ];
 
     /// Fills defaults (a user conversation message in the session, now) and
@@ -81,6 +84,7 @@ impl EntryInput {
             tokens,
             superseded_by: None,
             valid_to: None,
+            sources: self.sources,
         };
         entry.validate()?;
         tokens.set(TokenizerId::Estimate, estimate_tokens(&entry.countable_text()) as u32);

@@ -517,6 +517,18 @@ impl JsMemory {
         promise(async move { Ok(m.memories().await?) }, to_js_json)
     }
 
+    /// Every memory drawn from a message (its `sources` hold the id),
+    /// superseded versions too: what to review or forget with the message.
+    #[wasm_bindgen(js_name = derivedFrom, unchecked_return_type = "Promise<MemoryEntry[]>")]
+    pub fn derived_from(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] message_id: JsValue,
+    ) -> Promise {
+        let id = js_string(&message_id, "messageId");
+        let m = self.0.clone();
+        promise(async move { Ok(m.derived_from(&id?).await?) }, to_js_json)
+    }
+
     /// Every version of a memory (superseded ones too), oldest first.
     #[wasm_bindgen(unchecked_return_type = "Promise<MemoryEntry[]>")]
     pub fn history(&self, #[wasm_bindgen(unchecked_param_type = "string")] id: JsValue) -> Promise {

@@ -41,6 +41,8 @@ export interface MemoryEntry {
   tokens: TokenCounts;
   /** The memory that replaced this one. */
   supersededBy?: string;
+  /** The ids of the messages it was drawn from (session end sets them; kept through supersede). */
+  sources?: string[];
   /** When this memory stopped being valid (ms). */
   validTo?: number;
 }
@@ -56,6 +58,8 @@ export interface EntryInput {
   importance?: number;
   toolCalls?: ToolCall[];
   toolCallId?: string;
+  /** The ids of the messages it was drawn from. */
+  sources?: string[];
 }
 
 export interface BudgetOptions {
@@ -189,7 +193,7 @@ export interface ExtractMessage { id?: string; role: Role; content: string; time
 export interface ExtractOptions {
   /** Who the memories are about; default "User" ("用户" in Chinese). */
   userName?: string;
-  /** Keep sentences scoring at least this; default -0.34 (lower keeps more). */
+  /** Keep sentences scoring at least this; default -0.33 (lower keeps more). */
   threshold?: number;
 }
 
@@ -399,7 +403,7 @@ export interface SearchOptions {
   mmrLambda?: number;
   /** Default "minmax". */
   fusion?: "minmax" | "rrf";
-  /** An absolute floor on the query: nothing is returned unless some hit matches this share of it lexically (`explain.coverage`) or reaches `minCosine` with its vector; default 0 and 0 (none). */
+  /** An absolute floor on the query: nothing is returned unless the hits together match this share of its terms (IDF-weighted; `explain.coverage` is each hit's own) or one reaches `minCosine` with its vector; default 0 and 0 (none). */
   minCoverage?: number;
   minCosine?: number;
   /** Lexical weight in min-max fusion; default 0.5. */
@@ -438,6 +442,8 @@ export interface Hit {
   session?: string;
   /** Who said a turn. */
   role?: Role;
+  /** A fact's provenance: the ids of the messages it was drawn from. */
+  sources?: string[];
 }
 
 export type Similarity =

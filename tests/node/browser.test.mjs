@@ -217,7 +217,7 @@ test("the LLM pipeline runs in Chromium with the page's fetch against a local se
     assert.equal(r.report.added, 1);
     assert.equal(r.calls, 1);
     assert.equal(r.fallback.judge, "rules");
-    assert.deepEqual(r.memories, ["I live in Lisbon", "User prefers Rust for writing code"]);
+    assert.deepEqual(r.memories, ["User lives in Lisbon", "User prefers Rust for writing code"]);
     assert.match(r.block, /<memory>[\s\S]*User prefers Rust for writing code/);
     assert.equal(llm.requests.length, 2);
   } finally {

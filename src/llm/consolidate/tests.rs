@@ -55,7 +55,8 @@ fn governor(f: &Fixture, llm: &Rc<ScriptedLlm>) -> Governor {
 }
 
 fn end(f: &Fixture, g: &Governor) -> EndSessionReport {
-    block_on(end_session(&f.session, &f.longterm, g, &test_lock(), &EndSessionOptions::default())).unwrap()
+    block_on(end_session(&f.session, &f.longterm, Some(g), &test_lock(), &EndSessionOptions::default()))
+        .unwrap()
 }
 
 fn contents(f: &Fixture) -> Vec<String> {
@@ -102,7 +103,7 @@ fn a_failing_or_unreadable_judge_falls_back_to_rules() {
         assert_eq!((r.judge, r.added), ("rules", 1));
         assert!(r.complete);
         assert_eq!(r.errors.len(), 1, "{:?}", r.errors);
-        assert_eq!(contents(&f), ["I prefer dark roast coffee"]);
+        assert_eq!(contents(&f), ["User prefers dark roast coffee"]);
     }
 }
 
@@ -251,7 +252,7 @@ fn processed_marks_are_written_only_after_the_memories() {
     );
     let llm = Rc::new(ScriptedLlm::new([Reply::text(r#"["User prefers tea"]"#)]));
     let g = Governor::new(llm, clock, LlmOptions::default()).unwrap();
-    let e = block_on(end_session(&session, &longterm, &g, &test_lock(), &EndSessionOptions::default()))
+    let e = block_on(end_session(&session, &longterm, Some(&g), &test_lock(), &EndSessionOptions::default()))
         .unwrap_err();
     assert_eq!(e.code, ErrorCode::Storage);
     // The memory is stored and the work is still owed.
@@ -269,10 +270,10 @@ fn chinese_conversations_get_chinese_prompts_and_rule_fallback() {
     assert_eq!(r.judge, "rules");
     assert!(r.errors[0].contains("TIMEOUT"));
     assert!(llm.requests()[0].messages[0].content.contains("只输出 JSON"));
-    assert_eq!(contents(&f), ["我喜欢用 Rust 写代码"]);
+    assert_eq!(contents(&f), ["用户喜欢用 Rust 写代码"]);
     let block =
         block_on(f.longterm.lock()).block(&Estimate, "我喜欢用什么语言写代码?", None, 500, None).unwrap();
-    assert!(block.contains("我喜欢用 Rust 写代码"), "{block}");
+    assert!(block.contains("用户喜欢用 Rust 写代码"), "{block}");
 }
 
 #[test]

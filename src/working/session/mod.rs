@@ -435,6 +435,7 @@ impl Session {
             tokens: TokenCounts::default(),
             superseded_by: None,
             valid_to: None,
+            sources: Vec::new(),
         };
         entry.validate()?;
         let seq = self.positions.next(now);
