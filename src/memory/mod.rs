@@ -675,9 +675,17 @@ impl Memory {
         self.read(|r| r.memories()).await
     }
 
-    /// Every memory drawn from a message (by its id), superseded ones too.
+    /// Every memory drawn from a message (by its id), superseded ones too,
+    /// and the session's summary when it covers the message.
     pub async fn derived_from(&self, message_id: &str) -> Result<Vec<MemoryEntry>> {
-        self.read(|r| r.derived_from(message_id)).await
+        let mut out = self.read(|r| r.derived_from(message_id)).await?;
+        let summary = {
+            let mut s = self.inner.session.lock().await;
+            s.sync().await?;
+            s.summary().filter(|e| e.sources.iter().any(|id| id == message_id)).cloned()
+        };
+        out.extend(summary);
+        Ok(out)
     }
 
     pub async fn history(&self, id: &str) -> Result<Vec<MemoryEntry>> {

@@ -889,3 +889,31 @@ fn the_model_cites_sources_and_only_new_messages_it_was_shown_count() {
     let tea = w.run(m2.memories()).unwrap().into_iter().find(|e| e.content.contains("tea")).unwrap();
     assert!(tea.sources.is_empty(), "{:?} (second message {})", tea.sources, second.id);
 }
+
+#[test]
+fn a_summary_records_the_messages_it_covers_and_keeps_them_when_renewed() {
+    let mut w = World::new();
+    let llm = Rc::new(ScriptedLlm::responding(|_| Reply::text("a summary")));
+    let mut opts = MemoryOptions { auto_compress: Some(false), ..options("chat") };
+    opts.session.max_tokens = Some(60);
+    opts.session.retain_recent_rounds = 1;
+    let ports = w.ports(Some(llm));
+    let m = w.open_with(opts, ports);
+    let mut ids = Vec::new();
+    for i in 0..8 {
+        ids.push(w.run(m.add(user(&format!("message number {i} about gardening")))).unwrap().id);
+    }
+    let first = w.run(m.compress()).unwrap().unwrap().summary;
+    assert!(
+        !first.sources.is_empty() && first.sources.iter().all(|s| ids.contains(s)),
+        "{:?}",
+        first.sources
+    );
+    assert_eq!(w.run(m.derived_from(&first.sources[0])).unwrap()[0].kind, Kind::Summary);
+    for i in 8..16 {
+        w.run(m.add(user(&format!("message number {i} about gardening")))).unwrap();
+    }
+    let second = w.run(m.compress()).unwrap().unwrap().summary;
+    assert!(first.sources.iter().all(|s| second.sources.contains(s)), "the renewed summary keeps them");
+    assert!(second.sources.len() > first.sources.len());
+}

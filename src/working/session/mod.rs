@@ -368,6 +368,14 @@ impl Session {
         let mut summary =
             MemoryEntry::new(content, Kind::Summary, Role::System, Scope::Session, self.clock.now_ms());
         summary.metadata.insert(COVERS_THROUGH.into(), position::encode(seq));
+        // Provenance: what the summary it replaces covered, and the
+        // messages it newly covers.
+        summary.sources = self.summary.as_ref().map(|s| s.sources.clone()).unwrap_or_default();
+        for line in self.memory.compressible() {
+            if line.seq <= seq && !summary.sources.contains(&line.entry.id) {
+                summary.sources.push(line.entry.id.clone());
+            }
+        }
         let json = serde_json::to_string(&summary).map_err(|e| Error::invalid(e.to_string()))?;
         let writer = self.next_writer_record();
         if let Err(e) = self.store.put_many(vec![(summary_key(&self.storage_id), json), writer]).await {
