@@ -27,6 +27,12 @@ const data = process.env.LOCOMO_DATA ?? new URL("../../shared/data/locomo/", imp
 const zhData = new URL("./data/zh/", import.meta.url).pathname;
 const read = (path) => readFileSync(path, "utf8").trim().split("\n").map((l) => JSON.parse(l));
 const dir = mkdtempSync(join(tmpdir(), "bench-extract-"));
+// The scorer's one dependency (the stemmer bench.py uses too).
+try {
+  execFileSync("python3", ["-c", "import snowballstemmer"], { stdio: "ignore" });
+} catch {
+  execFileSync("python3", ["-m", "pip", "install", "--quiet", "snowballstemmer"], { stdio: "inherit" });
+}
 
 /** Each (conversation, session, speaker) of the gold, with the session's turns. */
 function units(folder) {
