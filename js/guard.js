@@ -24,7 +24,7 @@ const ASYNC = {
     "open", "deleteNamespace",
     "add", "compress", "endSession", "idle", "pendingWork", "buildContext", "sessionHistory",
     "commitSummary", "remember", "rememberMany", "supersede", "search", "memories", "history",
-    "undo", "forget", "forgetScope", "purge", "exportMemories", "importMemories", "stats", "derivedFrom",
+    "undo", "forget", "forgetScope", "purge", "exportMemories", "importMemories", "stats", "derivedFrom", "deleteSession",
   ]),
 };
 

@@ -27,7 +27,7 @@ pub struct OutboxRecord {
     pub last_error: Option<String>,
 }
 
-fn key(session_id: &str) -> String {
+pub fn key(session_id: &str) -> String {
     format!("{PREFIX}{session_id}")
 }
 

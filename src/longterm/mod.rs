@@ -363,6 +363,26 @@ impl LongTermMemory {
         self.unindexed.push(entry.id.clone());
     }
 
+    /// Drops a deleted session's turns and summary from recall, and their
+    /// vectors from the store.
+    pub async fn forget_session(&mut self, storage_id: &str) -> Result<()> {
+        let gone: Vec<String> = self
+            .episodes
+            .iter()
+            .filter(|(_, (_, origin))| match origin {
+                Origin::Turn { session, .. } | Origin::Summary { session } => session == storage_id,
+                Origin::Fact => false,
+            })
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in &gone {
+            self.episodes.remove(id);
+            self.index.remove(id);
+        }
+        self.unindexed.retain(|id| self.episodes.contains_key(id));
+        self.store.delete_many(gone.iter().map(|id| vectors::key(id)).collect()).await
+    }
+
     /// Indexes the turns added since the last search (call before one).
     pub fn index_pending(&mut self) -> Result<()> {
         for id in std::mem::take(&mut self.unindexed) {

@@ -561,6 +561,37 @@ impl Memory {
         Ok(self.inner.session.lock().await.commit_summary(content, through_id).await?.entry().clone())
     }
 
+    /// Deletes another session of the namespace: its messages, summary and
+    /// owed work, and its turns from recall. Long-term memories drawn from
+    /// it stay (`derivedFrom` finds them). Returns the records deleted.
+    pub async fn delete_session(&self, session_id: &str) -> Result<u32> {
+        let target = crate::working::session::storage_id_of(session_id);
+        if target.is_empty() || target.contains('/') {
+            return Err(Error::invalid("sessionId must be non-empty and contain no '/'"));
+        }
+        let store = {
+            let s = self.inner.session.lock().await;
+            if s.storage_id() == target {
+                return Err(Error::invalid(
+                    "this memory has that session open: open another session to delete it",
+                ));
+            }
+            s.store().clone()
+        };
+        let _held = self.inner.lock.acquire().await?;
+        let mut keys: Vec<String> = store
+            .list(&crate::working::session::session_prefix(target))
+            .await?
+            .into_iter()
+            .map(|(k, _)| k)
+            .collect();
+        keys.push(outbox::key(target));
+        let n = keys.len() as u32 - 1;
+        store.delete_many(keys).await?;
+        self.inner.longterm.lock().await.forget_session(target).await?;
+        Ok(n)
+    }
+
     /// Session ends owed in this namespace.
     pub async fn pending_work(&self) -> Result<Vec<OutboxRecord>> {
         let store = self.inner.session.lock().await.store().clone();

@@ -917,3 +917,25 @@ fn a_summary_records_the_messages_it_covers_and_keeps_them_when_renewed() {
     assert!(first.sources.iter().all(|s| second.sources.contains(s)), "the renewed summary keeps them");
     assert!(second.sources.len() > first.sources.len());
 }
+
+#[test]
+fn deleting_another_session_removes_its_messages_and_its_turns_from_recall() {
+    let mut w = World::new();
+    let old = w.open("old-chat", None);
+    w.run(old.add(user("My bicycle is a red Brompton"))).unwrap();
+    let keep = w.run(old.remember(fact("Rides a red Brompton"))).unwrap();
+    let m = w.open("new-chat", None);
+    let turns = SearchOptions { scopes: Some(vec![Scope::Session]), ..Default::default() };
+    assert_eq!(w.run(m.search("Brompton bicycle", &turns, None)).unwrap().len(), 1);
+    let e = w.run(m.delete_session("new-chat")).unwrap_err();
+    assert_eq!(e.code, ErrorCode::InvalidInput, "not the open one");
+    assert!(w.run(m.delete_session("old-chat")).unwrap() >= 2, "the message and its writer record");
+    assert!(w.run(m.search("Brompton bicycle", &turns, None)).unwrap().is_empty());
+    let store = w.store.clone();
+    assert!(w.run(async move { store.list("session/old-chat/").await }).unwrap().is_empty());
+    let Remembered::Stored { entry } = keep else { panic!() };
+    assert_eq!(w.run(m.memories()).unwrap()[0].id, entry.id, "long-term memories stay");
+    // A reopened memory does not recall the deleted session either.
+    let again = w.open("third", None);
+    assert!(w.run(again.search("Brompton bicycle", &turns, None)).unwrap().is_empty());
+}

@@ -343,6 +343,18 @@ impl JsMemory {
         to_js_json(&self.0.llm_stats())
     }
 
+    /// Deletes another session of the namespace (its messages, summary,
+    /// owed work, and its turns from recall); resolves to the records deleted.
+    #[wasm_bindgen(js_name = deleteSession, unchecked_return_type = "Promise<number>")]
+    pub fn delete_session(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] session_id: JsValue,
+    ) -> Promise {
+        let id = js_string(&session_id, "sessionId");
+        let m = self.0.clone();
+        promise(async move { Ok(m.delete_session(&id?).await?) }, |n| Ok(JsValue::from(*n)))
+    }
+
     /// Session ends owed in this namespace (failed or interrupted work).
     #[wasm_bindgen(js_name = pendingWork, unchecked_return_type = "Promise<OutboxRecord[]>")]
     pub fn pending_work(&self) -> Promise {

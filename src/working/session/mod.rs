@@ -173,6 +173,17 @@ pub struct Session {
     damage: Rc<DamageLog>,
 }
 
+/// The key space of a session id: a sub-agent ("agent:<parent>") writes
+/// into its parent's.
+pub fn storage_id_of(session_id: &str) -> &str {
+    session_id.strip_prefix("agent:").unwrap_or(session_id)
+}
+
+/// Every record of a session lives under this prefix.
+pub fn session_prefix(storage_id: &str) -> String {
+    format!("session/{storage_id}/")
+}
+
 fn msg_prefix(storage_id: &str) -> String {
     format!("session/{storage_id}/msg/")
 }
@@ -251,7 +262,7 @@ impl Session {
             retain_recent_rounds: options.retain_recent_rounds,
             max_pending: None,
         });
-        let storage_id = id.strip_prefix("agent:").unwrap_or(id).to_string();
+        let storage_id = storage_id_of(id).to_string();
         let writer = position::new_writer_id(clock.now_ms());
         let mut s = Session {
             id: id.to_string(),
