@@ -4,9 +4,13 @@
 #   - the wasm32 Rust target
 #   - wasm-bindgen-cli at exactly Cargo.lock's wasm-bindgen version
 #   - wasm-pack (for `wasm-pack test --headless --chrome`)
-#   - Debian chromium + chromium-driver (headless browser tests)
+#   - Debian chromium + chromium-driver (headless browser tests), fonts-noto-cjk (Chinese in screenshots)
 #   - the npm packages of package-lock.json
+# `--demo` installs only what the demo needs to build and serve (the first
+# three and the npm packages, with no browser and no wasm-pack).
 set -euo pipefail
+demo=false
+[ "${1:-}" = "--demo" ] && demo=true
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
 
@@ -30,15 +34,17 @@ if [ "$have" != "$want" ]; then
   cargo install wasm-bindgen-cli --version "$want" --force
 fi
 
-if ! command -v wasm-pack >/dev/null 2>&1; then
+if ! $demo && ! command -v wasm-pack >/dev/null 2>&1; then
   step "installing wasm-pack"
   cargo install wasm-pack --locked
 fi
 
-if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then
-  step "installing chromium and chromium-driver"
+# The demo's screenshots show Chinese: Chromium needs a CJK font for it.
+if ! $demo && { ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1 \
+  || ! fc-list 2>/dev/null | grep -qi "Noto Sans CJK"; }; then
+  step "installing chromium, chromium-driver and a CJK font"
   as_root apt-get update -qq
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver fonts-noto-cjk >/dev/null
 fi
 
 # npm ci only when package-lock.json changed since the last install.

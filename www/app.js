@@ -1,50 +1,430 @@
-import init, { Tokenizer, TokenBudget, loadTokenizer } from "./pkg/index.js";
+// The demo chat app, built on the npm package as an app would use it: one
+// `Memory` per open session on IndexedDB, exact o200k counts, the offline
+// demo model (or any OpenAI-compatible endpoint) through the `llm` hook, and
+// panels for what was sent, what is remembered, and how it is going.
+import init, { Memory, loadTokenizer } from "./pkg/index.js";
+import { offlineModel, offlineReply } from "./offline-model.js";
+import { bars, esc, line } from "./charts.js";
 
-await init();
+const NAMESPACE = "demo-user";
+const SYSTEM = "You are a helpful assistant. Use what you remember about the user when it helps.";
+const KEY = (name) => `agent-memory-demo/${name}`;
+const $ = (id) => document.getElementById(id);
 
-const text = document.getElementById("text");
-const rows = document.querySelector("#counts tbody");
-const windowInput = document.getElementById("window");
-const budgetOut = document.getElementById("budget");
-
-const tokenizers = [{ name: "estimate", tok: Tokenizer.estimate(), status: "built in" }];
-for (const name of ["cl100k", "o200k"]) {
-  const entry = { name, tok: null, status: "loading pack…" };
-  tokenizers.push(entry);
-  const started = performance.now();
-  loadTokenizer(name).then(
-    (tok) => { entry.tok = tok; entry.status = `pack loaded in ${(performance.now() - started).toFixed(0)} ms`; render(); },
-    (err) => { entry.status = `${err.code ?? "ERROR"}: ${err.message}`; render(); },
-  );
-}
-
-function render() {
-  rows.replaceChildren(...tokenizers.map(({ name, tok, status }) => {
-    const tr = document.createElement("tr");
-    for (const cell of [name, tok ? tok.count(text.value) : "…", status]) {
-      const td = document.createElement("td");
-      td.textContent = cell;
-      tr.append(td);
-    }
-    return tr;
-  }));
+const saved = (name, fallback) => {
   try {
-    const budget = new TokenBudget({ contextWindow: Number(windowInput.value) });
-    const best = tokenizers.findLast((t) => t.tok);
-    const used = best.tok.count(text.value);
-    budgetOut.classList.remove("error");
-    budgetOut.textContent = [
-      `available for conversation: ${budget.availableForConversation}`,
-      `compression at: ${budget.compressionTrigger} tokens`,
-      `this text (${best.name}): ${used} tokens, ${(100 * budget.usageRatio(used)).toFixed(2)}% of the budget`,
-      `needs compression: ${budget.needsCompression(used)}`,
-    ].join("\n");
-  } catch (err) {
-    budgetOut.classList.add("error");
-    budgetOut.textContent = `${err.code}: ${err.message}`;
+    return JSON.parse(localStorage.getItem(KEY(name))) ?? fallback;
+  } catch {
+    return fallback;
+  }
+};
+const save = (name, value) => localStorage.setItem(KEY(name), JSON.stringify(value));
+
+const state = {
+  memory: null,
+  tokenizer: null,
+  sessions: saved("sessions", []),
+  current: saved("current", null),
+  settings: saved("settings", {}),
+  turns: [], // what each turn sent, for the inspector
+  latency: { add: [], buildContext: [], search: [], endSession: [] },
+  busy: false,
+};
+const channel = "BroadcastChannel" in globalThis ? new BroadcastChannel("agent-memory-demo") : null;
+
+async function timed(op, promise) {
+  const t0 = performance.now();
+  try {
+    return await promise;
+  } finally {
+    state.latency[op].push(performance.now() - t0);
   }
 }
 
-text.addEventListener("input", render);
-windowInput.addEventListener("input", render);
-render();
+function status(text) {
+  $("progress").textContent = text;
+}
+
+// ---- the model ----
+
+function llmOption() {
+  const s = state.settings;
+  if (!s.llmUrl) return offlineModel;
+  return { endpoint: s.llmUrl, model: s.llmModel || "default", headers: s.llmKey ? { authorization: `Bearer ${s.llmKey}` } : {} };
+}
+
+function embedOptions() {
+  const s = state.settings;
+  return s.embedUrl ? { embed: { endpoint: s.embedUrl, model: s.embedModel || "default", headers: s.llmKey ? { authorization: `Bearer ${s.llmKey}` } : {} } } : {};
+}
+
+async function reply(text, messages, recalled) {
+  const s = state.settings;
+  if (!s.llmUrl) return offlineReply(text, recalled);
+  const res = await fetch(s.llmUrl, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...(s.llmKey ? { authorization: `Bearer ${s.llmKey}` } : {}) },
+    body: JSON.stringify({ model: s.llmModel || "default", messages }),
+  });
+  if (!res.ok) throw new Error(`HTTP ${res.status} from the model`);
+  return (await res.json()).choices?.[0]?.message?.content ?? "";
+}
+
+// ---- sessions ----
+
+async function openSession(id) {
+  state.memory?.free();
+  state.memory = await Memory.open({
+    namespace: NAMESPACE,
+    sessionId: id,
+    store: "indexeddb",
+    llm: llmOption(),
+    ...embedOptions(),
+    budget: { contextWindow: 8000 },
+    maxTokens: 700,
+    retainRecentRounds: 2,
+  });
+  state.memory.setTokenizer(state.tokenizer);
+  state.current = id;
+  state.turns = [];
+  save("current", id);
+  $("model-name").textContent = `Model: ${state.settings.llmUrl ? state.settings.llmModel || state.settings.llmUrl : "offline demo model"} · tokenizer: ${state.tokenizer.id}`;
+  renderSessions();
+  await renderLog();
+  renderContext();
+  await refreshPanels();
+}
+
+function renderSessions() {
+  const select = $("session-select");
+  select.innerHTML = state.sessions.map((s) => `<option value="${esc(s.id)}"${s.id === state.current ? " selected" : ""}>${esc(s.title)}</option>`).join("");
+}
+
+async function newSession() {
+  const n = state.sessions.reduce((m, s) => Math.max(m, Number(s.id.split("-")[1]) || 0), 0) + 1;
+  const session = { id: `chat-${n}`, title: `Chat ${n}` };
+  state.sessions.push(session);
+  save("sessions", state.sessions);
+  await openSession(session.id);
+}
+
+async function deleteSession() {
+  const gone = state.current;
+  if (!confirm("Delete this session's messages? Long-term memories drawn from it stay.")) return;
+  const rest = state.sessions.filter((s) => s.id !== gone);
+  if (!rest.length) rest.push({ id: `chat-${Date.now() % 100000}`, title: "New chat" });
+  state.sessions = rest;
+  save("sessions", rest);
+  await openSession(rest[0].id);
+  const n = await state.memory.deleteSession(gone);
+  status(`Deleted session ${gone} (${n} records).`);
+}
+
+// ---- chat ----
+
+async function renderLog() {
+  const history = await state.memory.sessionHistory();
+  $("log").innerHTML = history
+    .filter((e) => e.role === "user" || e.role === "assistant")
+    .map((e) => `<li class="${e.role}"><span class="visually-hidden">${e.role}: </span>${esc(e.content)}</li>`)
+    .join("");
+  $("log").scrollTop = $("log").scrollHeight;
+}
+
+async function send(text) {
+  const m = state.memory;
+  await timed("add", m.add({ role: "user", content: text }));
+  const session = state.sessions.find((s) => s.id === state.current);
+  if (session && /^(Chat \d+|New chat)$/.test(session.title)) {
+    session.title = text.slice(0, 30);
+    save("sessions", state.sessions);
+    renderSessions();
+  }
+  const ctx = await timed("buildContext", m.buildContext({ query: text, system: SYSTEM }));
+  const recalled = await timed("search", m.search(text, { topK: 6 }));
+  const answer = await reply(text, ctx.messages, recalled);
+  await m.add({ role: "assistant", content: answer });
+  state.turns.push({ text, report: ctx.report, messages: ctx.messages, recalled });
+  await renderLog();
+  renderContext(state.turns.length - 1);
+  await refreshPanels();
+  channel?.postMessage("changed");
+}
+
+// ---- context inspector ----
+
+const SECTIONS = [
+  ["system", "System", "--system"],
+  ["tools", "Tools", "--tools"],
+  ["longTerm", "Long-term memory", "--longterm"],
+  ["summary", "Summary", "--summary"],
+  ["recentWindow", "Recent window", "--window"],
+  ["free", "Free", "--free"],
+];
+
+function renderContext(index = state.turns.length - 1) {
+  const select = $("turn-select");
+  select.innerHTML = state.turns.map((t, i) => `<option value="${i}"${i === index ? " selected" : ""}>${i + 1}. ${esc(t.text.slice(0, 40))}</option>`).join("");
+  const turn = state.turns[index];
+  if (!turn) {
+    $("context-view").innerHTML = `<p class="hint">Send a message: each turn shows what was sent to the model.</p>`;
+    return;
+  }
+  const r = turn.report;
+  const part = (key) => (key === "recentWindow" ? r.recentWindow + r.query : r[key]);
+  const whole = SECTIONS.reduce((n, [k]) => n + part(k), 0) || 1;
+  const bar = SECTIONS.map(([k, label, color]) => `<span style="width:${(part(k) / whole) * 100}%;background:var(${color})" title="${label}: ${part(k)} tokens"></span>`).join("");
+  const legend = SECTIONS.map(([k, label, color]) => `<li><i style="background:var(${color})"></i>${label}: ${part(k)}</li>`).join("");
+  const sent = turn.messages.map((msg) => `<div class="sent"><b>${esc(msg.role)}</b>\n${esc(msg.content ?? "")}</div>`).join("");
+  const recalled = turn.recalled.length
+    ? `<table><thead><tr><th>source</th><th>memory</th><th>score</th><th>bm25</th><th>coverage</th><th>vector</th></tr></thead><tbody>${turn.recalled
+        .map((h) => `<tr><td>${esc(h.source ?? "")}</td><td>${esc(h.text)}</td><td>${h.score.toFixed(3)}</td><td>${h.explain.bm25.toFixed(2)}</td><td>${h.explain.coverage.toFixed(2)}</td><td>${h.explain.vector == null ? "–" : h.explain.vector.toFixed(2)}</td></tr>`)
+        .join("")}</tbody></table>`
+    : `<p class="hint">Nothing recalled for this turn.</p>`;
+  $("context-view").innerHTML = `
+    <h3>Budget: ${r.total} of ${r.limit} tokens (${esc(r.tokenizer)}, exact)</h3>
+    <div class="bar" role="img" aria-label="Token budget by section">${bar}</div>
+    <ul class="legend">${legend}</ul>
+    <p class="status">${r.messagesSent} of ${r.messagesInHistory} messages sent${r.longTermError ? ` · long-term: ${esc(r.longTermError)}` : ""}</p>
+    <h3>Recalled, and why</h3>${recalled}
+    <h3>Messages sent</h3>${sent}`;
+}
+
+// ---- memory panel ----
+
+async function renderMemories() {
+  const m = state.memory;
+  const memories = await m.memories();
+  const groups = new Map();
+  for (const e of memories) {
+    const name = e.scope === "user" ? "User profile" : `Agent ${e.scope.slice(6)}`;
+    if (!groups.has(name)) groups.set(name, []);
+    groups.get(name).push(e);
+  }
+  const item = (e) => `
+    <div class="memory" data-id="${esc(e.id)}">
+      <div>${esc(e.content)}</div>
+      <div class="meta">${esc(e.metadata.category ?? e.kind)} · importance ${e.importance.toFixed(2)} · ${e.sources?.length ?? 0} source message(s)${e.metadata.supersedes ? " · replaces an older version" : ""}</div>
+      <div class="row">
+        <button type="button" data-action="history">History</button>
+        ${e.metadata.supersedes ? `<button type="button" data-action="undo">Undo</button>` : ""}
+        <button type="button" data-action="forget">Forget</button>
+      </div>
+      <div class="history" hidden></div>
+    </div>`;
+  const summary = state.turns.at(-1)?.messages[0]?.content.split("Summary of the earlier conversation:")[1];
+  $("memory-list").innerHTML =
+    (memories.length ? [...groups].map(([name, list]) => `<h3>${esc(name)} (${list.length})</h3>${list.map(item).join("")}`).join("") : `<p class="hint">No long-term memories yet: chat, then end the session.</p>`) +
+    (summary ? `<h3>Session summary</h3><div class="memory">${esc(summary.trim())}</div>` : "");
+  const last = saved("last-end", null);
+  $("last-end").innerHTML = last
+    ? `<p class="status">Last session end (${esc(last.session)}): judged by <b>${esc(last.judge)}</b>, ${last.added} added, ${last.superseded} superseded, ${last.skipped} skipped${last.errors.length ? `; ${esc(last.errors.join("; "))}` : ""}.</p>`
+    : "";
+}
+
+async function onMemoryAction(event) {
+  const button = event.target.closest("button[data-action]");
+  if (!button) return;
+  const box = button.closest(".memory");
+  const id = box.dataset.id;
+  const m = state.memory;
+  if (button.dataset.action === "history") {
+    const list = box.querySelector(".history");
+    const versions = await m.history(id);
+    list.innerHTML = versions.map((v) => `<div>${v.validTo ? "✗" : "✓"} ${esc(v.content)}</div>`).join("");
+    list.hidden = !list.hidden;
+    return;
+  }
+  if (button.dataset.action === "undo") await m.undo(id);
+  if (button.dataset.action === "forget") await m.forget(id);
+  await refreshPanels();
+  channel?.postMessage("changed");
+}
+
+async function search(query) {
+  const hits = await timed("search", state.memory.search(query, { topK: 10 }));
+  $("search-results").innerHTML = hits.length
+    ? `<table><caption>Results for “${esc(query)}”</caption><thead><tr><th>source</th><th>text</th><th>score</th><th>bm25</th><th>coverage</th><th>weight</th></tr></thead><tbody>${hits
+        .map((h) => `<tr><td>${esc(h.source ?? "")}</td><td>${esc(h.text)}</td><td>${h.score.toFixed(3)}</td><td>${h.explain.bm25.toFixed(2)}</td><td>${h.explain.coverage.toFixed(2)}</td><td>${h.explain.sourceWeight}</td></tr>`)
+        .join("")}</tbody></table>`
+    : `<p class="hint">Nothing found for “${esc(query)}”.</p>`;
+}
+
+async function exportMemories() {
+  const doc = await state.memory.exportMemories();
+  const url = URL.createObjectURL(new Blob([JSON.stringify(doc, null, 2)], { type: "application/json" }));
+  const a = Object.assign(document.createElement("a"), { href: url, download: "agent-memory-export.json" });
+  a.click();
+  URL.revokeObjectURL(url);
+  return doc;
+}
+
+// ---- dashboard ----
+
+async function renderDashboard() {
+  const m = state.memory;
+  const stats = await m.stats();
+  const perDaySearches = {};
+  for (const [key, n] of Object.entries(stats.searches)) {
+    const day = key.split("|")[0];
+    perDaySearches[day] = (perDaySearches[day] ?? 0) + n;
+  }
+  const llm = m.llmStats();
+  const purposes = llm ? Object.entries(llm.byPurpose) : [];
+  const llmTable = llm
+    ? `<table><caption>Model calls: ${llm.calls} calls, ${llm.failures} failures, ${llm.retries} retries, ${llm.timeouts} timeouts</caption><thead><tr><th>purpose</th><th>calls</th><th>input tokens</th><th>output tokens</th></tr></thead><tbody>${purposes
+        .map(([p, s]) => `<tr><td>${esc(p)}</td><td>${s.calls}</td><td>${s.inputTokens}</td><td>${s.outputTokens}</td></tr>`)
+        .join("")}</tbody></table>`
+    : "";
+  const entries = (o) => Object.entries(o ?? {});
+  $("dashboard").innerHTML = `
+    <p>${stats.valid} memories in force, ${stats.superseded} superseded, ${stats.total} versions; ${stats.storageBytes} bytes stored${stats.damaged.length ? `; ${stats.damaged.length} damaged records skipped` : ""}.</p>
+    <div class="charts">
+      ${bars("Memories by kind", entries(stats.byKind))}
+      ${bars("Memories by scope", entries(stats.byScope))}
+      ${bars("Top agents", entries(stats.byAgent).sort((a, b) => b[1] - a[1]).slice(0, 5))}
+      ${bars("Memories written per day", entries(stats.perDay).slice(-10))}
+      ${bars("Searches per day", entries(perDaySearches).slice(-10))}
+      ${bars("Model calls per purpose", purposes.map(([p, s]) => [p, s.calls]))}
+      ${line("add", state.latency.add)}
+      ${line("buildContext", state.latency.buildContext)}
+      ${line("search", state.latency.search)}
+      ${line("endSession", state.latency.endSession)}
+    </div>
+    ${llmTable}`;
+}
+
+async function refreshPanels() {
+  await renderMemories();
+  await renderDashboard();
+}
+
+// ---- wiring ----
+
+async function work(label, fn) {
+  if (state.busy) return;
+  state.busy = true;
+  for (const id of ["send", "compress", "end-session"]) $(id).disabled = true;
+  status(label);
+  try {
+    await fn();
+  } catch (err) {
+    status(`${err.code ?? "ERROR"}: ${err.message}`);
+    return;
+  } finally {
+    state.busy = false;
+    for (const id of ["send", "compress", "end-session"]) $(id).disabled = false;
+  }
+}
+
+function wire() {
+  $("composer").addEventListener("submit", (e) => {
+    e.preventDefault();
+    const text = $("input").value.trim();
+    if (!text) return;
+    $("input").value = "";
+    work("Thinking…", async () => {
+      await send(text);
+      status("");
+    });
+  });
+  $("input").addEventListener("keydown", (e) => {
+    if (e.key === "Enter" && !e.shiftKey) {
+      e.preventDefault();
+      $("composer").requestSubmit();
+    }
+  });
+  $("compress").addEventListener("click", () =>
+    work("Compressing the old messages…", async () => {
+      const r = await state.memory.compress();
+      status(r ? `Compressed ${r.messages} messages in ${r.chunks} chunk(s).` : "Nothing to compress yet.");
+      await refreshPanels();
+    }));
+  $("end-session").addEventListener("click", () =>
+    work("Ending the session: extracting memories…", async () => {
+      const r = await timed("endSession", state.memory.endSession());
+      save("last-end", { ...r, session: state.current });
+      status(`Session end: ${r.added} added, ${r.superseded} superseded, ${r.skipped} skipped (${r.judge}).`);
+      await refreshPanels();
+      channel?.postMessage("changed");
+    }));
+  $("session-select").addEventListener("change", (e) => work("Opening…", async () => { await openSession(e.target.value); status(""); }));
+  $("new-session").addEventListener("click", () => work("Opening…", async () => { await newSession(); status(""); }));
+  $("delete-session").addEventListener("click", () => work("Deleting…", deleteSession));
+  $("turn-select").addEventListener("change", (e) => renderContext(Number(e.target.value)));
+  $("memory-list").addEventListener("click", (e) => work("Updating…", async () => { await onMemoryAction(e); status(""); }));
+  $("search-form").addEventListener("submit", (e) => {
+    e.preventDefault();
+    const q = $("search-input").value.trim();
+    if (q) work("Searching…", async () => { await search(q); status(""); });
+  });
+  $("export").addEventListener("click", () => work("Exporting…", async () => { const d = await exportMemories(); status(`Exported ${d.entries.length} memory versions.`); }));
+  $("import").addEventListener("change", (e) => work("Importing…", async () => {
+    const file = e.target.files[0];
+    if (!file) return;
+    const r = await state.memory.importMemories(JSON.parse(await file.text()));
+    status(`Imported: ${r.added} added, ${r.updated} updated, ${r.unchanged} unchanged.`);
+    e.target.value = "";
+    await refreshPanels();
+    channel?.postMessage("changed");
+  }));
+  $("purge").addEventListener("click", () => {
+    if (!confirm("Delete every long-term memory of this user?")) return;
+    work("Purging…", async () => { await state.memory.purge(); status("Purged."); await refreshPanels(); channel?.postMessage("changed"); });
+  });
+
+  // Tabs: click or arrow keys.
+  const tabs = [...document.querySelectorAll('[role="tab"]')];
+  const select = (tab) => {
+    for (const t of tabs) {
+      const on = t === tab;
+      t.setAttribute("aria-selected", String(on));
+      t.tabIndex = on ? 0 : -1;
+      $(t.getAttribute("aria-controls")).hidden = !on;
+    }
+    tab.focus();
+  };
+  tabs.forEach((tab, i) => {
+    tab.addEventListener("click", () => select(tab));
+    tab.addEventListener("keydown", (e) => {
+      const step = { ArrowRight: 1, ArrowLeft: -1 }[e.key];
+      if (step) select(tabs[(i + step + tabs.length) % tabs.length]);
+    });
+  });
+
+  // Settings: kept in this browser only.
+  $("open-settings").addEventListener("click", () => {
+    for (const [id, key] of [["llm-url", "llmUrl"], ["llm-model", "llmModel"], ["llm-key", "llmKey"], ["embed-url", "embedUrl"], ["embed-model", "embedModel"]]) {
+      $(id).value = state.settings[key] ?? "";
+    }
+    $("settings").showModal();
+  });
+  $("settings").addEventListener("close", () => {
+    if ($("settings").returnValue !== "save") return;
+    state.settings = {
+      llmUrl: $("llm-url").value.trim(), llmModel: $("llm-model").value.trim(), llmKey: $("llm-key").value,
+      embedUrl: $("embed-url").value.trim(), embedModel: $("embed-model").value.trim(),
+    };
+    save("settings", state.settings);
+    work("Reopening with the new model…", async () => { await openSession(state.current); status(""); });
+  });
+
+  // Another tab wrote: reads see it.
+  channel?.addEventListener("message", () => { if (!state.busy) refreshPanels(); });
+}
+
+async function main() {
+  await init();
+  state.tokenizer = await loadTokenizer("o200k");
+  wire();
+  if (!state.sessions.length) state.sessions = [{ id: "chat-1", title: "Chat 1" }];
+  save("sessions", state.sessions);
+  const current = state.sessions.some((s) => s.id === state.current) ? state.current : state.sessions[0].id;
+  await openSession(current);
+  document.body.dataset.ready = "true";
+}
+
+main().catch((err) => {
+  status(`Could not start: ${err.code ?? ""} ${err.message}`);
+  document.body.dataset.ready = "error";
+});

@@ -92,6 +92,15 @@ const KEEPS_FORM: &[&str] = &[
 
 /// Adverbs that may sit between "I" and its verb ("I really love").
 const ADVERBS: &[&str] = &[
+    "now",
+    "currently",
+    "mostly",
+    "rarely",
+    "probably",
+    "generally",
+    "mainly",
+    "personally",
+    "honestly",
     "really",
     "also",
     "just",
@@ -216,6 +225,7 @@ mod tests {
         assert_eq!(u("I love hiking with my dog."), "User loves hiking with User's dog.");
         assert_eq!(u("I'm a nurse and I have two kids"), "User is a nurse and User has two kids");
         assert_eq!(u("I really enjoy pottery"), "User really enjoys pottery");
+        assert_eq!(u("I now live in Porto"), "User now lives in Porto");
         assert_eq!(u("I went to a LGBTQ support group"), "User went to a LGBTQ support group");
         assert_eq!(u("I’ve been painting, it helps me relax"), "User has been painting, it helps User relax");
         assert_eq!(u("I can't wait and I study every day"), "User can't wait and User studies every day");

@@ -1,0 +1,193 @@
+// The demo chat app (www/) driven as a person would, in headless Chromium:
+// chat in English and Chinese, end the session, reload, find the facts in
+// the memory panel and in the next turn's context, undo a supersede,
+// search with explain, export -> purge -> import, a second tab seeing the
+// first one's memories, keyboard-only use, and an axe-core accessibility
+// check. Screenshots go to a temporary folder, or to docs/screenshots with
+// UPDATE_SCREENSHOTS=1.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { startServer } from "../../scripts/static-server.mjs";
+import { launchChromium } from "../../scripts/chromium.mjs";
+
+const root = fileURLToPath(new URL("../..", import.meta.url));
+const shots = process.env.UPDATE_SCREENSHOTS ? join(root, "docs/screenshots") : mkdtempSync(join(tmpdir(), "demo-shots-"));
+let server, base, browser;
+
+before(async () => {
+  // The page as `scripts/demo.sh` serves it: www/ with the built package in www/pkg.
+  const site = mkdtempSync(join(tmpdir(), "demo-site-"));
+  cpSync(join(root, "www"), site, { recursive: true, filter: (p) => !p.includes(`${join(root, "www", "pkg")}`) });
+  cpSync(join(root, "pkg"), join(site, "pkg"), { recursive: true });
+  ({ server, url: base } = await startServer(site, 0));
+  browser = await launchChromium();
+  mkdirSync(shots, { recursive: true });
+});
+
+after(async () => {
+  await browser?.close();
+  server?.close();
+});
+
+async function open(context, viewport = { width: 1280, height: 860 }) {
+  const page = await context.newPage();
+  await page.setViewportSize(viewport);
+  page.on("dialog", (d) => d.accept());
+  await page.goto(base);
+  await page.waitForFunction(() => document.body.dataset.ready === "true", null, { timeout: 60_000 });
+  return page;
+}
+
+/** Sends a message and waits for the reply. */
+async function say(page, text) {
+  const before = await page.locator("#log li").count();
+  await page.fill("#input", text);
+  await page.press("#input", "Enter");
+  await page.waitForFunction((n) => document.querySelectorAll("#log li").length >= n + 2, before, { timeout: 30_000 });
+}
+
+async function progress(page, pattern) {
+  await page.waitForFunction((p) => new RegExp(p).test(document.getElementById("progress").textContent), pattern.source, { timeout: 30_000 });
+  return page.textContent("#progress");
+}
+
+const memoryTexts = (page) => page.$$eval("#memory-list .memory > div:first-child", (l) => l.map((x) => x.textContent));
+
+test("a person chats, ends the session, reloads, and the demo remembers", async () => {
+  const context = await browser.newContext();
+  const page = await open(context);
+  const english = [
+    "Hi! My name is Ada and I work as a nurse at the Lisbon general hospital.",
+    "I live in Lisbon with my partner.",
+    "I adopted a puppy named Rex last week, he is a beagle.",
+    "I prefer tea over coffee in the morning.",
+    "What do you think about the weather today?",
+    "I'm training for a half marathon in October.",
+    "My sister Ana is visiting next month.",
+    "I play the violin in a small quartet on weekends.",
+    "Thanks for listening!",
+    "What is my dog's name?",
+  ];
+  for (const t of english) await say(page, t);
+  assert.match(await page.locator("#log li").last().textContent(), /Rex/, "the reply recalls what was said");
+  const chinese = ["我喜欢喝乌龙茶，每天早上都喝。", "我在学做川菜，周末练习麻婆豆腐。", "我对花粉过敏。", "我下个月要去云南大理旅行。", "你觉得呢？"];
+  for (const t of chinese) await say(page, t);
+  await page.screenshot({ path: join(shots, "chat.png") });
+
+  // The inspector shows the exact budget of each turn.
+  const inspector = await page.textContent("#context-view");
+  assert.match(inspector, /Budget: \d+ of \d+ tokens \(o200k, exact\)/);
+
+  await page.click("#end-session");
+  const ended = await progress(page, /Session end:/);
+  assert.match(ended, /Session end: \d+ added/);
+  assert.ok(Number(/(\d+) added/.exec(ended)[1]) >= 8, ended);
+
+  // Reload: the facts are in the memory panel and in the next turn's context.
+  await page.reload();
+  await page.waitForFunction(() => document.body.dataset.ready === "true");
+  assert.equal(await page.locator("#log li").count(), 30, "the history survives the reload");
+  await page.click("#tab-memory");
+  const facts = await memoryTexts(page);
+  assert.ok(facts.some((f) => /User's name is Ada/.test(f)), JSON.stringify(facts));
+  assert.ok(facts.some((f) => /乌龙茶/.test(f)), JSON.stringify(facts));
+  assert.match(await page.textContent("#last-end"), /judged by <?b?>?rules|judged by llm/);
+  await page.screenshot({ path: join(shots, "memory.png") });
+  await page.click("#tab-context");
+  await say(page, "Which hospital do I work at?");
+  const context2 = await page.textContent("#context-view");
+  assert.match(context2, /Long-term memory: [1-9]\d*/, "the block carries memories now");
+  assert.match(context2, /nurse at the Lisbon general hospital/);
+  await page.screenshot({ path: join(shots, "inspector.png") });
+
+  // A supersede, then undo.
+  await say(page, "I now live in Porto with my partner.");
+  await page.click("#end-session");
+  await progress(page, /Session end:/);
+  await page.click("#tab-memory");
+  let texts = await memoryTexts(page);
+  assert.ok(texts.some((t) => /Porto/.test(t)) && !texts.some((t) => /lives in Lisbon/.test(t)), JSON.stringify(texts));
+  await page.locator(".memory", { hasText: "Porto" }).getByRole("button", { name: "Undo" }).click();
+  await page.waitForFunction(() => /lives in Lisbon/.test(document.getElementById("memory-list").textContent));
+  texts = await memoryTexts(page);
+  assert.ok(!texts.some((t) => /Porto/.test(t)), "undo restored Lisbon and expired Porto");
+
+  // Search with explain.
+  await page.fill("#search-input", "puppy");
+  await page.click("#search-form button");
+  await page.waitForSelector("#search-results table");
+  assert.match(await page.textContent("#search-results"), /Rex/);
+  assert.match(await page.textContent("#search-results table thead"), /coverage/);
+
+  // Export -> purge -> import.
+  const [download] = await Promise.all([page.waitForEvent("download"), page.click("#export")]);
+  const exported = JSON.parse(readFileSync(await download.path(), "utf8"));
+  assert.equal(exported.format, "agent-memory");
+  const count = (await memoryTexts(page)).length;
+  await page.click("#purge");
+  await progress(page, /Purged/);
+  assert.equal((await memoryTexts(page)).length, 0);
+  await page.setInputFiles("#import", await download.path());
+  await progress(page, /Imported/);
+  assert.equal((await memoryTexts(page)).length, count);
+
+  await page.click("#tab-dashboard");
+  await page.waitForSelector("#dashboard svg");
+  assert.match(await page.textContent("#dashboard"), /Memories by kind/);
+  assert.match(await page.textContent("#dashboard"), /buildContext: median/);
+  await page.screenshot({ path: join(shots, "dashboard.png") });
+
+  // A phone.
+  const phone = await open(context, { width: 390, height: 844 });
+  await phone.screenshot({ path: join(shots, "phone.png"), fullPage: true });
+  await context.close();
+});
+
+test("a second tab sees the first one's new memories without a reload", async () => {
+  const context = await browser.newContext();
+  const a = await open(context);
+  const b = await open(context);
+  await b.click("#tab-memory");
+  await say(a, "I keep three beehives on my roof in Lyon.");
+  await a.click("#end-session");
+  await progress(a, /Session end:/);
+  await b.waitForFunction(() => /beehives/.test(document.getElementById("memory-list").textContent), null, { timeout: 15_000 });
+  await context.close();
+});
+
+test("sessions: new, switch, delete; keyboard only; no accessibility violations", async () => {
+  const context = await browser.newContext();
+  const page = await open(context);
+  // Keyboard only: Tab to the message box, type, Enter; arrows move between panels.
+  await page.focus("#session-select");
+  for (let i = 0; i < 12 && (await page.evaluate(() => document.activeElement.id)) !== "input"; i++) await page.keyboard.press("Tab");
+  assert.equal(await page.evaluate(() => document.activeElement.id), "input", "the message box is reachable by Tab");
+  await page.keyboard.type("I collect vintage fountain pens.");
+  await page.keyboard.press("Enter");
+  await page.waitForFunction(() => document.querySelectorAll("#log li").length >= 2);
+  await page.focus("#tab-context");
+  await page.keyboard.press("ArrowRight");
+  assert.equal(await page.evaluate(() => document.activeElement.id), "tab-memory");
+  assert.equal(await page.isVisible("#panel-memory"), true);
+
+  await page.click("#new-session");
+  await page.waitForFunction(() => document.querySelectorAll("#session-select option").length === 2);
+  assert.equal(await page.locator("#log li").count(), 0, "a new session starts empty");
+  await say(page, "This is the second chat.");
+  await page.selectOption("#session-select", "chat-1");
+  await page.waitForFunction(() => /fountain pens/.test(document.getElementById("log").textContent));
+  await page.click("#delete-session");
+  await progress(page, /Deleted session chat-1/);
+  assert.equal(await page.locator("#session-select option").count(), 1);
+  assert.match(await page.textContent("#log"), /second chat/);
+
+  await page.addScriptTag({ path: join(root, "node_modules/axe-core/axe.min.js") });
+  const results = await page.evaluate(() => globalThis.axe.run(document, { resultTypes: ["violations"] }));
+  const serious = results.violations.filter((v) => ["serious", "critical"].includes(v.impact));
+  assert.deepEqual(serious.map((v) => `${v.id}: ${v.nodes.length}`), []);
+  await context.close();
+});
