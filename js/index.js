@@ -18,18 +18,26 @@ function packError(message, cause) {
   return err;
 }
 
-/** `name` next to this module, or null where modules have no URL (workerd). */
-function besideThisModule(name) {
+/** A URL made by `make`, or null where modules have no URL (workerd). */
+function urlOrNull(make) {
   try {
-    return new URL(name, import.meta.url);
+    return make();
   } catch {
     return null;
   }
 }
 
+// Each asset's URL is written out as `new URL("<literal>", import.meta.url)`:
+// the form Vite and webpack recognize, so a bundled app gets the wasm and the
+// packs emitted next to it with no configuration.
+const PACKS = {
+  cl100k: () => urlOrNull(() => new URL("./packs/cl100k.amtk", import.meta.url)),
+  o200k: () => urlOrNull(() => new URL("./packs/o200k.amtk", import.meta.url)),
+};
+
 /** Instantiates the wasm (fetched next to this module, or `input`): once, before anything else. */
 export default async function init(input) {
-  if (input === undefined && besideThisModule("./agent_memory_bg.wasm") === null) {
+  if (input === undefined && urlOrNull(() => new URL("./agent_memory_bg.wasm", import.meta.url)) === null) {
     const err = new Error("this runtime gives modules no URL to fetch the wasm from: import the .wasm and call initSync({ module })");
     err.name = "AgentMemoryError";
     err.code = "NOT_INITIALIZED";
@@ -62,7 +70,7 @@ export async function loadTokenizer(source) {
   }
   let response = source;
   if (typeof source === "string" || source instanceof URL) {
-    const url = source === "cl100k" || source === "o200k" ? besideThisModule(`./packs/${source}.amtk`) : source;
+    const url = Object.hasOwn(PACKS, source) ? PACKS[source]() : source;
     if (url === null) {
       throw packError(`this runtime gives modules no URL to fetch the "${source}" pack from: import the .amtk file as data and pass its bytes`);
     }
