@@ -191,3 +191,35 @@ test("sessions: new, switch, delete; keyboard only; no accessibility violations"
   assert.deepEqual(serious.map((v) => `${v.id}: ${v.nodes.length}`), []);
   await context.close();
 });
+
+test("settings switch the demo to an OpenAI-compatible endpoint, with embeddings", async () => {
+  const { startLlmServer } = await import("../../scripts/llm-server.mjs");
+  const llm = await startLlmServer();
+  const context = await browser.newContext();
+  await context.addInitScript((settings) => {
+    localStorage.setItem("agent-memory-demo/settings", JSON.stringify(settings));
+  }, { llmUrl: llm.endpoint, llmModel: "scripted-1", embedUrl: llm.embeddingsEndpoint, embedModel: "scripted-embed" });
+  try {
+    const page = await open(context);
+    assert.match(await page.textContent("#model-name"), /Model: scripted-1/);
+    await say(page, "I adopted a puppy named Rex last week.");
+    await say(page, "I now prefer green tea in the morning.");
+    const chat = llm.requests.filter((r) => r.body.messages && !r.body.response_format);
+    assert.ok(chat.length >= 2, "the replies came from the endpoint");
+    assert.equal(chat[0].body.model, "scripted-1");
+    assert.match(chat[0].body.messages[0].content, /You are a helpful assistant/);
+    await page.click("#end-session");
+    assert.match(await progress(page, /Session end:/), /\(llm\)/, "the endpoint judged");
+    const embedded = llm.requests.filter((r) => r.body.input);
+    assert.ok(embedded.length >= 1 && embedded.every((r) => r.body.model === "scripted-embed"), "memories were embedded");
+    // "dog" shares no word with the memory: the scripted vectors find it.
+    await page.click("#tab-memory");
+    await page.fill("#search-input", "my dog");
+    await page.click("#search-form button");
+    await page.waitForSelector("#search-results table");
+    assert.match(await page.textContent("#search-results"), /puppy named Rex/);
+  } finally {
+    await context.close();
+    await llm.close();
+  }
+});
