@@ -5,10 +5,10 @@
 
 /// A civil date (UTC).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Date {
-    year: i64,
-    month: u32,
-    day: u32,
+pub struct Date {
+    pub year: i64,
+    pub month: u32,
+    pub day: u32,
 }
 
 const MONTHS: [&str; 12] = [
@@ -26,10 +26,12 @@ const MONTHS: [&str; 12] = [
     "December",
 ];
 
-const WEEKDAYS: [&str; 7] = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"];
+pub const WEEKDAYS: [&str; 7] =
+    ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"];
 
-/// Days since 1970-01-01 to a civil date (Howard Hinnant's algorithm).
-fn civil(days: i64) -> Date {
+/// Days since 1970-01-01 to a civil date (Howard Hinnant's algorithm, no
+/// time zone tables).
+pub fn civil(days: i64) -> Date {
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z - era * 146_097;

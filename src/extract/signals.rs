@@ -34,13 +34,6 @@ const TIME_WORDS: &[&str] = &[
     "week",
     "month",
     "year",
-    "monday",
-    "tuesday",
-    "wednesday",
-    "thursday",
-    "friday",
-    "saturday",
-    "sunday",
     "summer",
     "winter",
     "spring",
@@ -252,7 +245,7 @@ pub fn score(c: &Context) -> f64 {
     let time = if zh {
         TIME_ZH.iter().any(|t| s.contains(t))
     } else {
-        w.iter().any(|x| TIME_WORDS.contains(&x.as_str()))
+        w.iter().any(|x| TIME_WORDS.contains(&x.as_str()) || super::dates::WEEKDAYS.contains(&x.as_str()))
     };
     let explicit = EXPLICIT.iter().any(|e| lower.contains(e));
     let padded = format!(" {}", lower.replace('\u{2019}', "'"));
