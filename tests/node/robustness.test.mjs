@@ -171,6 +171,11 @@ test("the same bad call 100,000 times leaves the instance working", async () => 
     () => m.buildContext({ tools: "x" }),
     () => freed.add({ content: "x" }),
     () => freed.memories(),
+    () => m.derivedFrom(42),
+    () => m.deleteSession("s"),
+    () => m.deleteSession({}),
+    () => m.search("x", { vector: [1, 2] }),
+    () => am.Memory.open({ namespace: "u", sessionId: "s", embed: async () => [], embedModel: 7 }),
   ];
   const syncCalls = [
     () => tok.count(undefined),
@@ -179,6 +184,8 @@ test("the same bad call 100,000 times leaves the instance working", async () => 
     () => m.setTokenizer(freedTok),
     () => freedTok.count("abc"),
     () => freed.usage(),
+    () => am.extractMemories("not an array"),
+    () => am.extractMemories([{ role: "user", content: 5 }]),
   ];
   const N = 100_000;
   for (const call of asyncCalls) {
