@@ -422,6 +422,11 @@ impl LongTermMemory {
         self.index.without_embedding().take(limit).map(|(id, t)| (id.to_string(), t.to_string())).collect()
     }
 
+    /// Indexed documents without a vector.
+    pub fn unembedded_count(&self) -> usize {
+        self.index.without_embedding().count()
+    }
+
     /// Documents with a vector.
     pub fn embedded(&self) -> usize {
         self.index.embedded()

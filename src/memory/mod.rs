@@ -729,7 +729,7 @@ impl Memory {
 
     pub async fn stats(&self) -> Result<MemoryStats> {
         let (longterm, embedded, unembedded) =
-            self.read(|r| (r.stats(), r.embedded(), r.unembedded(usize::MAX).len())).await?;
+            self.read(|r| (r.stats(), r.embedded(), r.unembedded_count())).await?;
         let embedding = self.inner.vectors.as_ref().map(|v| EmbeddingStats {
             calls: v.embedding.stats(),
             embedded: embedded as u32,

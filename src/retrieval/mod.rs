@@ -451,12 +451,16 @@ impl SearchIndex {
         let floored = opts.min_coverage > 0.0 || opts.min_cosine > 0.0;
         let in_scope = |m: &Meta| opts.scopes.as_ref().is_none_or(|allowed| allowed.contains(&m.doc.scope));
         let mut cands: Vec<Candidate> = Vec::new();
-        // The share of the query a match covers, by document number.
-        let mut coverage = vec![0f64; self.docs.len()];
-        for s in &lexical {
-            coverage[s.doc as usize] =
-                if query_weight > 0.0 { (s.matched_idf as f64 / query_weight).min(1.0) } else { 0.0 };
-        }
+        // The share of the query each match covers (only the returned head
+        // reads it: a map of the matches, not an array of every document).
+        let coverage: HashMap<u32, f64> = lexical
+            .iter()
+            .map(|s| {
+                let share =
+                    if query_weight > 0.0 { (s.matched_idf as f64 / query_weight).min(1.0) } else { 0.0 };
+                (s.doc, share)
+            })
+            .collect();
         match &qv {
             None => {
                 for s in lexical {
@@ -550,7 +554,7 @@ impl SearchIndex {
                 let (decay, source_weight, importance_weight) = weights(n);
                 let explain = Explain {
                     bm25,
-                    coverage: coverage[n as usize],
+                    coverage: coverage.get(&n).copied().unwrap_or(0.0),
                     vector,
                     relevance: relevance[i],
                     decay,
