@@ -939,3 +939,40 @@ fn deleting_another_session_removes_its_messages_and_its_turns_from_recall() {
     let again = w.open("third", None);
     assert!(w.run(again.search("Brompton bicycle", &turns, None)).unwrap().is_empty());
 }
+
+#[test]
+fn a_damaged_vector_record_is_reported_and_made_again() {
+    let mut w = World::new();
+    let embedder = TopicEmbedder::new("topics");
+    let m = w.open_embedding("chat", &embedder);
+    let Remembered::Stored { entry } = w.run(m.remember(fact("Adopted a puppy named Rex"))).unwrap() else {
+        panic!()
+    };
+    w.run(m.idle());
+    let key = crate::embed::vectors::key(&entry.id);
+    let store = w.store.clone();
+    let k = key.clone();
+    w.run(async move {
+        store.put_many(vec![(k, "{\"model\":\"topics\",\"dim\":9,\"data\":\"!!\"}".into())]).await
+    })
+    .unwrap();
+    // A reopen (after a crash, say) skips and reports it, and embeds the memory again.
+    let again = TopicEmbedder::new("topics");
+    let heard = Rc::new(RefCell::new(Vec::new()));
+    let mut ports = w.ports(None);
+    ports.embedder = Some(again.clone());
+    let log = heard.clone();
+    ports.on_damaged = Some(Box::new(move |d: &Damaged| log.borrow_mut().push(d.key.clone())));
+    let m2 = w.open_with(options("chat"), ports);
+    w.run(m2.idle());
+    assert_eq!(*heard.borrow(), std::slice::from_ref(&key), "reported once");
+    let stats = w.run(m2.stats()).unwrap();
+    assert_eq!(stats.embedding.unwrap().embedded, 1);
+    assert_eq!(*again.texts.borrow(), ["Adopted a puppy named Rex"]);
+    assert!(stats.damaged.is_empty(), "repaired once rewritten: {:?}", stats.damaged);
+    let store = w.store.clone();
+    let json = w.run(async move { store.get(&key).await }).unwrap().unwrap();
+    assert_eq!(crate::embed::vectors::decode(&json).unwrap().0, "topics");
+    let hits = w.run(m2.search("my dog", &SearchOptions::default(), None)).unwrap();
+    assert_eq!(top(&hits), "Adopted a puppy named Rex");
+}
