@@ -19,6 +19,9 @@ export function markReady() {
   ready = true;
 }
 
+/** Whether the wasm is instantiated (an entry may have done it on import). */
+export const isReady = () => ready;
+
 const ASYNC = {
   Memory: new Set([
     "open", "deleteNamespace",

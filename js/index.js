@@ -1,11 +1,12 @@
 // agent-memory for browsers, browser workers, Deno and Cloudflare workerd.
 //
-// Call `await init()` once before anything else (in workerd pass the
-// imported `.wasm` module: `initSync({ module })`). Exact tokenizers are
+// Call `await init()` once before anything else; the Deno and workerd
+// entries (deno.js, workerd.js) import the `.wasm` as a module and are ready
+// on import, and then `init()` does nothing. Exact tokenizers are
 // packs loaded on demand with `loadTokenizer`; until one is loaded, counts
 // use the estimate and say so.
 import rawInit, { initSync as rawInitSync } from "./agent_memory.js";
-import { markReady, Tokenizer } from "./guard.js";
+import { isReady, markReady, Tokenizer } from "./guard.js";
 
 export * from "./agent_memory.js";
 // The guarded classes and functions (they win over the star export above).
@@ -37,6 +38,7 @@ const PACKS = {
 
 /** Instantiates the wasm (fetched next to this module, or `input`): once, before anything else. */
 export default async function init(input) {
+  if (isReady()) return;
   if (input === undefined && urlOrNull(() => new URL("./agent_memory_bg.wasm", import.meta.url)) === null) {
     const err = new Error("this runtime gives modules no URL to fetch the wasm from: import the .wasm and call initSync({ module })");
     err.name = "AgentMemoryError";
@@ -50,6 +52,7 @@ export default async function init(input) {
 
 /** Instantiates the wasm from a module or bytes you pass (workerd: the imported `.wasm`). */
 export function initSync(input) {
+  if (isReady()) return;
   const out = rawInitSync(input);
   markReady();
   return out;

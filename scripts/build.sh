@@ -20,7 +20,7 @@ if [ ! -f pkg/packs/o200k.amtk ] || [ -n "$(find "${packs_src[@]}" -newer pkg/pa
   cargo run --release --quiet --features pack-builder --bin build-packs -- pkg/packs
 fi
 
-cp js/index.js js/node.js js/guard.js js/index.d.ts js/package.json README.md LICENSE-MIT LICENSE-APACHE CHANGELOG.md pkg/
+cp js/index.js js/node.js js/guard.js js/workerd.js js/deno.js js/index.d.ts js/package.json README.md LICENSE-MIT LICENSE-APACHE CHANGELOG.md pkg/
 mkdir -p pkg/adapters && cp js/adapters/* pkg/adapters/
 # `[Symbol.dispose]` needs TypeScript's esnext lib: declared, it breaks every
 # project on es2022 (a strict app with DOM types and no @types/node). The

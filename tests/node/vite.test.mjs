@@ -5,29 +5,15 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { cpSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readdirSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { get_encoding } from "tiktoken";
 import { startServer } from "../../scripts/static-server.mjs";
 import { launchChromium, runPage } from "../../scripts/chromium.mjs";
-
-const root = fileURLToPath(new URL("../..", import.meta.url));
+import { installExample, root } from "../../scripts/example.mjs";
 
 test("a Vite build of the packed package runs in Chromium with no asset configuration", async () => {
-  const dir = mkdtempSync(join(tmpdir(), "vite-example-"));
-  execFileSync("npm", ["pack", "--pack-destination", dir, "--silent"], { cwd: join(root, "pkg") });
-  const tarball = readdirSync(dir).find((f) => f.endsWith(".tgz"));
-  const app = join(dir, "app");
-  cpSync(join(root, "examples/vite"), app, { recursive: true });
-  // The example's own package.json, with the tarball in place of the workspace
-  // folder; Vite is this repository's (no second install of it).
-  const manifest = JSON.parse(readFileSync(join(app, "package.json"), "utf8"));
-  manifest.dependencies["agent-memory"] = `file:${join(dir, tarball)}`;
-  delete manifest.devDependencies;
-  writeFileSync(join(app, "package.json"), JSON.stringify(manifest));
-  execFileSync("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error"], { cwd: app });
+  const app = installExample("vite");
   execFileSync(join(root, "node_modules/.bin/vite"), ["build", "--logLevel", "warn"], { cwd: app });
   const assets = readdirSync(join(app, "dist/assets"));
   assert.ok(assets.some((f) => f.endsWith(".wasm")) && assets.some((f) => f.startsWith("o200k")), assets.join(", "));

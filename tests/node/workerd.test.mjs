@@ -1,6 +1,7 @@
 // The package in real workerd (`wrangler dev` on 127.0.0.1, nothing
-// deployed): a Worker with one Durable Object per user keeps each user's
-// memory in Durable Object storage through the shipped adapter.
+// deployed): examples/cloudflare installed from the packed tarball, a Worker
+// with one Durable Object per user, against the local OpenAI-compatible
+// server; and tests/workerd for the adapter's conformance and the packs.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
@@ -8,9 +9,9 @@ import { mkdtempSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-
-const root = fileURLToPath(new URL("../..", import.meta.url));
+import { get_encoding } from "tiktoken";
+import { installExample, root } from "../../scripts/example.mjs";
+import { startLlmServer } from "../../scripts/llm-server.mjs";
 
 const freePort = () =>
   new Promise((ok) => {
@@ -20,17 +21,17 @@ const freePort = () =>
     });
   });
 
-/** Starts `wrangler dev`; resolves once it serves, to { url, stop }. */
-async function startWorker(persistTo) {
+/** Starts `wrangler dev` in `cwd`; resolves once it serves, to { url, stop }. */
+async function startWorker(cwd, persistTo, vars = {}) {
   const port = await freePort();
-  const child = spawn(join(root, "node_modules/.bin/wrangler"), [
-    "dev", "--config", "tests/workerd/wrangler.toml", "--ip", "127.0.0.1", "--port", String(port),
-    "--persist-to", persistTo, "--log-level", "warn",
-  ], { cwd: root, env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" }, detached: true, stdio: "ignore" });
+  const args = ["dev", "--ip", "127.0.0.1", "--port", String(port), "--persist-to", persistTo, "--log-level", "warn"];
+  for (const [k, v] of Object.entries(vars)) args.push("--var", `${k}:${v}`);
+  const child = spawn(join(root, "node_modules/.bin/wrangler"), args,
+    { cwd, env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" }, detached: true, stdio: "ignore" });
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 300; i++) {
     try {
-      await fetch(`${url}/probe/memories`);
+      await fetch(`${url}/`);
       break;
     } catch {
       await new Promise((r) => setTimeout(r, 200));
@@ -51,27 +52,47 @@ const call = async (url, path, body) => {
   return json;
 };
 
-test("workerd: Durable Object storage passes conformance, keeps users apart, survives a restart", { timeout: 120_000 }, async () => {
+test("examples/cloudflare from the tarball: memories per user, session end with the model, a restart", { timeout: 300_000 }, async () => {
+  const app = installExample("cloudflare");
   const persist = mkdtempSync(join(tmpdir(), "workerd-"));
-  let worker = await startWorker(persist);
+  const llm = await startLlmServer();
+  let worker = await startWorker(app, persist, { LLM_ENDPOINT: llm.endpoint });
   try {
-    assert.equal(await call(worker.url, "/alice/conformance"), "ok");
-    await call(worker.url, "/alice/add", { content: "I moved to Lisbon last spring" });
-    assert.equal((await call(worker.url, "/alice/remember", { content: "Lives in Lisbon" })).outcome, "stored");
-    await call(worker.url, "/bob/remember", { content: "Lives in Oslo" });
-    assert.deepEqual(await call(worker.url, "/bob/memories"), ["Lives in Oslo"]);
-    const { get_encoding } = await import("tiktoken");
-    const enc = get_encoding("o200k_base");
-    const exact = enc.encode("我喜欢用 Rust 写代码, tiktoken-exact.").length;
-    enc.free();
-    assert.deepEqual(await call(worker.url, "/tokenizer/count"), { byName: "TOKENIZER_PACK", id: "o200k", count: exact });
+    await call(worker.url, "/alice/add", { content: "I live in Lisbon since last spring." });
+    await call(worker.url, "/alice/add", { role: "assistant", content: "Lisbon is lovely in spring!" });
+    await call(worker.url, "/alice/add", { content: "I prefer Rust for writing code." });
+    await call(worker.url, "/bob/add", { content: "I live in Oslo." });
+    const ended = await call(worker.url, "/alice/endSession", {});
+    assert.equal(ended.judge, "llm");
+    assert.equal(ended.added, 2, JSON.stringify(ended));
+    assert.equal(llm.requests.length, 1);
+    const bob = await call(worker.url, "/bob/search?q=Lisbon");
+    assert.deepEqual(bob, [], "users never see each other's memories");
   } finally {
     await worker.stop();
   }
-  worker = await startWorker(persist);
+  worker = await startWorker(app, persist);
   try {
-    assert.deepEqual(await call(worker.url, "/alice/memories"), ["Lives in Lisbon"]);
-    assert.deepEqual(await call(worker.url, "/alice/history"), ["I moved to Lisbon last spring"]);
+    const hits = await call(worker.url, "/alice/search?q=Where%20do%20I%20live%3F%20Lisbon");
+    assert.ok(hits.some((h) => h.source === "fact" && /Lisbon/.test(h.text)), JSON.stringify(hits));
+    const { messages, report } = await call(worker.url, "/alice/context", { system: "You are helpful.", query: "Which language should I use for a CLI tool?" });
+    assert.equal(report.tokenizer, "o200k", "the pack loads from its Data module and counts exactly");
+    assert.match(messages.map((m) => m.content).join("\n"), /Rust/, "the remembered preference reaches the request");
+    assert.equal(messages.at(-1).content, "Which language should I use for a CLI tool?");
+  } finally {
+    await worker.stop();
+    await llm.close();
+  }
+});
+
+test("workerd: the Durable Object adapter passes conformance; packs by name are typed errors, as data exact", { timeout: 120_000 }, async () => {
+  const worker = await startWorker(join(root, "tests/workerd"), mkdtempSync(join(tmpdir(), "workerd-")));
+  try {
+    assert.equal(await call(worker.url, "/conformance"), "ok");
+    const enc = get_encoding("o200k_base");
+    const exact = enc.encode("我喜欢用 Rust 写代码, tiktoken-exact.").length;
+    enc.free();
+    assert.deepEqual(await call(worker.url, "/tokenizer"), { byName: "TOKENIZER_PACK", id: "o200k", count: exact });
   } finally {
     await worker.stop();
   }

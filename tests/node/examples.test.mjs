@@ -1,0 +1,53 @@
+// examples/node and examples/deno installed from the packed tarball and run
+// as their comments say, each run a new process on the same store: the
+// package loads with no init (Node ESM and CJS, Deno), what one run stores the
+// next reads back, and a fact from one session reaches the next request.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { join } from "node:path";
+import { tmpdir } from "node:os";
+import { get_encoding } from "tiktoken";
+import { installExample, packTarball, root } from "../../scripts/example.mjs";
+
+const tarball = packTarball();
+const json = (out) => JSON.parse(out.trim().split("\n").pop());
+
+/** Adds two turns, ends the session, asks: in three runs of `run`. */
+function chatAcrossRuns(run) {
+  assert.equal(run("I live in Lisbon since last spring.").content, "I live in Lisbon since last spring.");
+  run("Which museum should I visit first?");
+  const ended = run("--end");
+  assert.equal(ended.judge, "rules");
+  assert.ok(ended.added >= 1, JSON.stringify(ended));
+  const asked = run("--ask", "Where do I live?");
+  const sent = asked.messages.map((m) => m.content).join("\n");
+  assert.match(sent, /Lisbon/, "the fact from the ended session reaches the request");
+  assert.equal(asked.messages.at(-1).content, "Where do I live?");
+  return asked;
+}
+
+test("examples/node from the tarball: ESM across runs on a JSON file, and CommonJS", () => {
+  const app = installExample("node", tarball);
+  const env = { ...process.env, MEMORY_FILE: join(app, "memory.json") };
+  const asked = chatAcrossRuns((...args) => json(execFileSync("node", ["chat.mjs", ...args], { cwd: app, env, encoding: "utf8" })));
+  assert.equal(asked.tokenizer, "o200k");
+
+  const text = "Hello, world! 我喜欢用 Rust 写代码";
+  const out = json(execFileSync("node", ["count.cjs", text], { cwd: app, encoding: "utf8" }));
+  const enc = get_encoding("o200k_base");
+  assert.deepEqual(out, { tokens: enc.encode(text).length, recalled: "Prefers Rust for command-line tools" });
+  enc.free();
+});
+
+test("examples/deno from the tarball: type-checks, Deno KV across processes, no init, no permission for the package", () => {
+  const app = installExample("deno", tarball);
+  const deno = join(root, "node_modules/.bin/deno");
+  const env = { ...process.env, DENO_NO_UPDATE_CHECK: "1", DENO_DIR: join(tmpdir(), "agent-memory-deno") };
+  const kvPath = join(app, "memory.db");
+  // Read and write only for the KV file: the package itself needs no permission.
+  execFileSync(deno, ["check", "--quiet", "--unstable-kv", "chat.ts"], { cwd: app, env });
+  const perms = [`--allow-read=${kvPath}`, `--allow-write=${kvPath}`];
+  chatAcrossRuns((...args) =>
+    json(execFileSync(deno, ["run", "--quiet", "--unstable-kv", ...perms, "chat.ts", kvPath, ...args], { cwd: app, env, encoding: "utf8" })));
+});
