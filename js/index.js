@@ -38,8 +38,9 @@ const PACKS = {
 
 /** Instantiates the wasm (fetched next to this module, or `input`): once, before anything else. */
 export default async function init(input) {
-  if (isReady()) return;
-  if (input === undefined && urlOrNull(() => new URL("./agent_memory_bg.wasm", import.meta.url)) === null) {
+  // Once instantiated (by an entry or an earlier call), the glue answers with
+  // the same instance's exports.
+  if (!isReady() && input === undefined && urlOrNull(() => new URL("./agent_memory_bg.wasm", import.meta.url)) === null) {
     const err = new Error("this runtime gives modules no URL to fetch the wasm from: import the .wasm and call initSync({ module })");
     err.name = "AgentMemoryError";
     err.code = "NOT_INITIALIZED";
@@ -52,7 +53,6 @@ export default async function init(input) {
 
 /** Instantiates the wasm from a module or bytes you pass (workerd: the imported `.wasm`). */
 export function initSync(input) {
-  if (isReady()) return;
   const out = rawInitSync(input);
   markReady();
   return out;

@@ -5,7 +5,7 @@
 import { execFileSync } from "node:child_process";
 import { cpSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 export const root = fileURLToPath(new URL("..", import.meta.url));
@@ -18,9 +18,13 @@ export function packTarball() {
 }
 
 /** examples/<name> installed from the tarball (default: a new pack); its folder. */
-export function installExample(name, tarball = packTarball()) {
-  const app = join(mkdtempSync(join(tmpdir(), `example-${name}-`)), name);
-  cpSync(join(root, "examples", name), app, { recursive: true, filter: (src) => !/node_modules|dist|\.wrangler/.test(src) });
+export const installExample = (name, tarball) => installApp(`examples/${name}`, tarball);
+
+/** An app folder of this repository installed from the tarball in a temporary copy; the copy's path. */
+export function installApp(folder, tarball = packTarball()) {
+  const name = basename(folder);
+  const app = join(mkdtempSync(join(tmpdir(), `app-${name}-`)), name);
+  cpSync(join(root, folder), app, { recursive: true, filter: (src) => !/node_modules|dist|\.wrangler/.test(src) });
   const manifest = JSON.parse(readFileSync(join(app, "package.json"), "utf8"));
   manifest.dependencies["agent-memory"] = `file:${tarball}`;
   delete manifest.devDependencies;
