@@ -224,6 +224,13 @@ pub fn random_u64(now_ms: i64) -> u64 {
 }
 
 impl MemoryEntry {
+    /// Oldest first, ties by id: the one order of listings and exports. One
+    /// function item sorting `&MemoryEntry` everywhere gives the wasm one
+    /// instance of the sort instead of one per call site.
+    pub fn by_time(a: &&MemoryEntry, b: &&MemoryEntry) -> std::cmp::Ordering {
+        a.timestamp.cmp(&b.timestamp).then_with(|| a.id.cmp(&b.id))
+    }
+
     /// What the user and the assistant said: no tool traffic, nothing empty.
     /// Session end extracts from these, and recall indexes them.
     pub fn is_chat(&self) -> bool {

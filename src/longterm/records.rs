@@ -450,9 +450,9 @@ impl Records {
                     .map(|o| o.id.clone()),
             );
         }
-        let mut out: Vec<MemoryEntry> = seen.into_iter().cloned().collect();
-        out.sort_by(|a, b| a.timestamp.cmp(&b.timestamp).then_with(|| a.id.cmp(&b.id)));
-        out
+        let mut out: Vec<&MemoryEntry> = seen.into_iter().collect();
+        out.sort_by(MemoryEntry::by_time);
+        out.into_iter().cloned().collect()
     }
 
     pub fn get(&self, id: &str) -> Option<&MemoryEntry> {
@@ -467,7 +467,7 @@ impl Records {
 
     pub fn valid(&self) -> Vec<&MemoryEntry> {
         let mut v: Vec<&MemoryEntry> = self.entries.values().filter(|e| e.is_valid()).collect();
-        v.sort_by(|a, b| a.timestamp.cmp(&b.timestamp).then_with(|| a.id.cmp(&b.id)));
+        v.sort_by(MemoryEntry::by_time);
         v
     }
 
@@ -576,8 +576,9 @@ impl Records {
     }
 
     pub fn export(&self) -> ExportDocument {
-        let mut entries: Vec<MemoryEntry> = self.entries.values().cloned().collect();
-        entries.sort_by(|a, b| a.timestamp.cmp(&b.timestamp).then_with(|| a.id.cmp(&b.id)));
+        let mut entries: Vec<&MemoryEntry> = self.entries.values().collect();
+        entries.sort_by(MemoryEntry::by_time);
+        let entries: Vec<MemoryEntry> = entries.into_iter().cloned().collect();
         ExportDocument {
             format: "agent-memory".into(),
             version: EXPORT_VERSION,

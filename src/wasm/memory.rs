@@ -219,7 +219,13 @@ fn promise<T: 'static, F>(f: F, convert: fn(&T) -> std::result::Result<JsValue, 
 where
     F: std::future::Future<Output = std::result::Result<T, JsValue>> + 'static,
 {
-    future_to_promise(async move { convert(&f.await?) })
+    // Boxed, the method's future is polled through a vtable: its state
+    // machine is compiled once, not inlined again into a `future_to_promise`
+    // instance of its own (a third of the wasm was such copies).
+    let work: LocalBoxFuture<'static, std::result::Result<T, JsValue>> = Box::pin(f);
+    let out: LocalBoxFuture<'static, std::result::Result<JsValue, JsValue>> =
+        Box::pin(async move { convert(&work.await?) });
+    future_to_promise(out)
 }
 
 fn undefined<T>(_: &T) -> std::result::Result<JsValue, JsValue> {
