@@ -2,11 +2,10 @@
 // with the flags this sandbox needs: no background networking, no sandbox as root.
 import { chromium } from "playwright-core";
 
-const OPTIONS = {
-  executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
-  args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"],
-};
+export const CHROMIUM_PATH = process.env.CHROMIUM ?? "/usr/bin/chromium";
+export const CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+  "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"];
+const OPTIONS = { executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS };
 
 export function launchChromium() {
   return chromium.launch(OPTIONS);

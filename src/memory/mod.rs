@@ -306,7 +306,9 @@ impl Memory {
                 idle_waiters: RefCell::default(),
             }),
         };
-        if owed && memory.inner.model.is_some() {
+        // With or without a model: session end has a rules judge, and a run
+        // cut short (a closed tab) must not stay owed until the next call.
+        if owed {
             memory.queue(Task::ResumeSessionEnd);
         }
         // Stored vectors load, and missing ones are made, in the background.
@@ -396,7 +398,7 @@ impl Memory {
         match (task, &self.inner.model, &self.inner.vectors) {
             (Task::Embed, _, Some(v)) => v.queued.set(true),
             (Task::Compress, Some(model), _) => model.compress_queued.set(true),
-            (Task::ResumeSessionEnd, Some(_), _) => {}
+            (Task::ResumeSessionEnd, _, _) => {}
             _ => return,
         }
         self.inner.running.set(self.inner.running.get() + 1);

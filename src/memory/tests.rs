@@ -582,6 +582,26 @@ fn an_owed_session_end_resumes_on_open_and_idle_waits_for_it() {
 }
 
 #[test]
+fn a_session_end_cut_short_resumes_on_open_without_a_model() {
+    // A tab closed in the middle of `endSession`: the outbox record was
+    // written, the facts not yet applied. Found by the Chromium crash trials.
+    let mut w = World::new();
+    let a = w.open("chat", None);
+    w.run(a.add(user("I live in Lisbon"))).unwrap();
+    let record = OutboxRecord { session_id: "chat".into(), since: 0, attempts: 1, last_error: None };
+    {
+        let store = w.store.clone();
+        w.run(outbox::put(store.as_ref(), &record))
+    }
+    .unwrap();
+    let b = w.open("chat", None);
+    assert_eq!(b.running(), 1, "the owed session end was queued");
+    w.run(b.idle());
+    assert!(w.run(b.pending_work()).unwrap().is_empty());
+    assert_eq!(contents(&w.run(b.memories()).unwrap()), ["User lives in Lisbon"]);
+}
+
+#[test]
 fn a_long_term_hook_that_hangs_does_not_hang_the_turn() {
     struct Hangs;
     impl LongTermSource for Hangs {
