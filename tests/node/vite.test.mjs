@@ -1,7 +1,8 @@
 // examples/vite built by Vite from the packed tarball (`npm pack` of pkg/,
 // installed into a copy of the example), then run in headless Chromium:
 // with no configuration, the bundle finds the wasm and the o200k pack,
-// counts exactly and recalls from IndexedDB. The same app bundled by esbuild,
+// counts exactly and recalls from IndexedDB. The same app built by webpack 5
+// (likewise with no configuration) and bundled by esbuild,
 // which leaves `new URL(…, import.meta.url)` alone, with the assets copied.
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -38,6 +39,15 @@ test("a Vite build of the packed package runs in Chromium with no asset configur
   const assets = readdirSync(join(app, "dist/assets"));
   assert.ok(assets.some((f) => f.endsWith(".wasm")) && assets.some((f) => f.startsWith("o200k")), assets.join(", "));
   await checkInChromium(join(app, "dist"));
+});
+
+test("a webpack 5 build runs in Chromium with no asset configuration", async () => {
+  const out = join(app, "webpack-dist");
+  execFileSync(join(root, "node_modules/.bin/webpack"), ["--mode", "production", "--entry", "./main.js", "--output-path", out, "--no-stats"], { cwd: app });
+  cpSync(join(app, "index.html"), join(out, "index.html"));
+  const emitted = readdirSync(out);
+  assert.ok(emitted.some((f) => f.endsWith(".wasm")) && emitted.some((f) => f.endsWith(".amtk")), emitted.join(", "));
+  await checkInChromium(out);
 });
 
 test("an esbuild bundle runs in Chromium with the wasm and packs copied next to it, as the README says", async () => {

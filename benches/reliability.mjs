@@ -1,0 +1,47 @@
+// npm run --silent bench:reliability
+//
+// Crash consistency in real Chromium (scripts/crash-trial.mjs), TRIALS
+// trials (default 200): a page writes messages, single and batched memories
+// and session ends to IndexedDB and reports each write once acknowledged; at
+// a random moment (50-1,550 ms) the page is closed or the browser process
+// SIGKILLed; a new browser on the same profile reopens the namespace. Counted:
+// acknowledged writes, lost ones, duplicates, damaged records, work left
+// owed. Trials run in SETS (default 4) with seeds 1..SETS, for a spread.
+// Last line: one JSON object.
+import os from "node:os";
+import { execFileSync } from "node:child_process";
+import { crashTrials } from "../scripts/crash-trial.mjs";
+
+const TRIALS = Number(process.env.TRIALS ?? 200);
+const SETS = Number(process.env.SETS ?? 4);
+const started = performance.now();
+const sets = [];
+for (let s = 1; s <= SETS; s++) {
+  const r = await crashTrials({ trials: Math.ceil(TRIALS / SETS), seed: s });
+  const acked = r.acknowledged.add + r.acknowledged.remember + r.acknowledged.endSession;
+  sets.push({ seed: s, ...r, acked });
+  process.stderr.write(`set ${s}: ${r.trials} trials, ${acked} acknowledged, lost ${r.lost}\n`);
+}
+const sum = (f) => sets.reduce((n, s) => n + f(s), 0);
+const chromium = execFileSync(process.env.CHROMIUM ?? "/usr/bin/chromium", ["--version"], { encoding: "utf8" }).trim();
+console.log(`bench:reliability on ${os.cpus()[0].model} (${os.cpus().length} cores), Node ${process.version}, ${chromium}; ` +
+  `${SETS} sets, ${((performance.now() - started) / 1000).toFixed(0)} s`);
+console.table(sets.map((s) => ({
+  seed: s.seed, trials: s.trials, "page closed": s.byKill.closePage, "browser killed": s.byKill.killBrowser,
+  "acked adds": s.acknowledged.add, "acked memories": s.acknowledged.remember, "acked session ends": s.acknowledged.endSession,
+  lost: s.lost, duplicates: s.duplicates, damaged: s.damaged, owed: s.owed,
+})));
+const failures = sets.flatMap((s) => s.failures.map((f) => ({ seed: s.seed, ...f })));
+if (failures.length) console.log("failures:", JSON.stringify(failures));
+const perTrial = sets.map((s) => s.acked / s.trials).sort((a, b) => a - b);
+console.log(`acknowledged writes per trial, by set: median ${perTrial[Math.floor(perTrial.length / 2)].toFixed(1)} (${perTrial[0].toFixed(1)}-${perTrial.at(-1).toFixed(1)})`);
+console.log(JSON.stringify({
+  crash_trials: sum((s) => s.trials),
+  page_closed: sum((s) => s.byKill.closePage),
+  browser_killed: sum((s) => s.byKill.killBrowser),
+  acknowledged_writes: sum((s) => s.acked),
+  lost: sum((s) => s.lost),
+  duplicates: sum((s) => s.duplicates),
+  damaged: sum((s) => s.damaged),
+  owed: sum((s) => s.owed),
+}));
