@@ -7,12 +7,18 @@
 // SIGKILLed; a new browser on the same profile reopens the namespace. Counted:
 // acknowledged writes, lost ones, duplicates, damaged records, work left
 // owed. Trials run in SETS (default 4) with seeds 1..SETS, for a spread.
+// Then many tabs (scripts/many-tabs.mjs): ROUNDS rounds (default 25) of TABS
+// (default 4) pages writing shared and separate sessions and alike and
+// different memories at once, then ending the shared session at once.
 // Last line: one JSON object.
 import os from "node:os";
 import { execFileSync } from "node:child_process";
 import { crashTrials } from "../scripts/crash-trial.mjs";
+import { manyTabs } from "../scripts/many-tabs.mjs";
 
 const TRIALS = Number(process.env.TRIALS ?? 200);
+const ROUNDS = Number(process.env.ROUNDS ?? 25);
+const TABS = Number(process.env.TABS ?? 4);
 const SETS = Number(process.env.SETS ?? 4);
 const started = performance.now();
 const sets = [];
@@ -22,6 +28,7 @@ for (let s = 1; s <= SETS; s++) {
   sets.push({ seed: s, ...r, acked });
   process.stderr.write(`set ${s}: ${r.trials} trials, ${acked} acknowledged, lost ${r.lost}\n`);
 }
+const tabs = await manyTabs({ tabs: TABS, rounds: ROUNDS, seed: 1 });
 const sum = (f) => sets.reduce((n, s) => n + f(s), 0);
 const chromium = execFileSync(process.env.CHROMIUM ?? "/usr/bin/chromium", ["--version"], { encoding: "utf8" }).trim();
 console.log(`bench:reliability on ${os.cpus()[0].model} (${os.cpus().length} cores), Node ${process.version}, ${chromium}; ` +
@@ -35,6 +42,9 @@ const failures = sets.flatMap((s) => s.failures.map((f) => ({ seed: s.seed, ...f
 if (failures.length) console.log("failures:", JSON.stringify(failures));
 const perTrial = sets.map((s) => s.acked / s.trials).sort((a, b) => a - b);
 console.log(`acknowledged writes per trial, by set: median ${perTrial[Math.floor(perTrial.length / 2)].toFixed(1)} (${perTrial[0].toFixed(1)}-${perTrial.at(-1).toFixed(1)})`);
+console.table([{ rounds: tabs.rounds, tabs: tabs.tabs, "messages written": tabs.messages, "memories remembered": tabs.memories,
+  lost: tabs.lost, duplicates: tabs.duplicates, "judged twice": tabs.judgedTwice, owed: tabs.owed, damaged: tabs.damaged }]);
+if (tabs.failures.length) console.log("many-tabs failures:", JSON.stringify(tabs.failures));
 console.log(JSON.stringify({
   crash_trials: sum((s) => s.trials),
   page_closed: sum((s) => s.byKill.closePage),
@@ -44,4 +54,8 @@ console.log(JSON.stringify({
   duplicates: sum((s) => s.duplicates),
   damaged: sum((s) => s.damaged),
   owed: sum((s) => s.owed),
+  tab_rounds: tabs.rounds,
+  tab_lost: tabs.lost,
+  tab_duplicates: tabs.duplicates,
+  tab_judged_twice: tabs.judgedTwice,
 }));

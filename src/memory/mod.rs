@@ -185,6 +185,12 @@ struct Inner {
     /// Compression and session end of this session, one at a time.
     work: Mutex<()>,
     lock: NamedLock,
+    /// One session end of this session at a time across instances (tabs
+    /// ending one shared session at once): the later one finds the messages
+    /// processed and judges nothing twice. Held across the model call; it
+    /// blocks only another end of the same session, never `add`,
+    /// `remember` or `open` (those take the namespace lock, `lock`).
+    end_lock: NamedLock,
     clock: Rc<dyn Clock>,
     spawner: Rc<dyn Spawn>,
     model: Option<Model>,
@@ -247,7 +253,7 @@ impl Memory {
             Some(embedder) => Some(Embedding::new(embedder, ports.clock.clone(), options.embed)?),
             None => None,
         };
-        let lock = NamedLock::new(ports.locks, lock_name(&options.namespace));
+        let lock = NamedLock::new(ports.locks.clone(), lock_name(&options.namespace));
         let defaults = LongTermOptions::default();
         let longterm_options = LongTermOptions {
             agent_id: options.agent_id,
@@ -280,12 +286,17 @@ impl Memory {
             session.bound_pending(max_cached);
         }
         let owed = outbox::get(ports.store.as_ref(), session.storage_id(), &damage).await?.is_some();
+        let end_lock = NamedLock::new(
+            ports.locks,
+            format!("{}/end/{}", lock_name(&options.namespace), session.storage_id()),
+        );
         let memory = Memory {
             inner: Rc::new(Inner {
                 session: Mutex::new(session),
                 longterm: Mutex::new(longterm),
                 work: Mutex::new(()),
                 lock,
+                end_lock,
                 clock: ports.clock,
                 spawner: ports.spawner,
                 model: governor.map(|governor| Model {
@@ -361,6 +372,7 @@ impl Memory {
     pub async fn end_session(&self) -> Result<EndSessionReport> {
         let governor = self.inner.model.as_ref().map(|m| &m.governor);
         let _turn = self.inner.work.lock().await;
+        let _ending = self.inner.end_lock.acquire().await?;
         self.inner.session.lock().await.sync().await?;
         let report = consolidate::end_session(
             &self.inner.session,

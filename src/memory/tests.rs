@@ -360,6 +360,32 @@ fn the_namespace_lock_is_not_held_while_the_model_thinks() {
 }
 
 #[test]
+fn two_tabs_ending_one_session_at_once_judge_each_message_once() {
+    // Found by the many-tabs trial in Chromium: both judged every message.
+    let mut w = World::new();
+    let llm = judge_model();
+    let a = w.open("shared", Some(llm.clone()));
+    let b = w.open("shared", Some(llm.clone()));
+    for i in 0..5 {
+        w.run(a.add(user(&format!("I keep a garden with plant {i}")))).unwrap();
+    }
+    let release = llm.hold();
+    let first = w.pool.spawner().spawn_local_with_handle(a.clone().end_session_owned()).unwrap();
+    let second = w.pool.spawner().spawn_local_with_handle(b.clone().end_session_owned()).unwrap();
+    w.settle();
+    assert_eq!(llm.requests().len(), 1, "the second end waits for the first");
+    // The lock is per session: another session of the namespace ends while
+    // this one's judge thinks.
+    let other = w.open("other", None);
+    w.run(other.add(user("I live in Oslo"))).unwrap();
+    assert_eq!(w.run(other.end_session()).unwrap().new_messages, 1);
+    release.send(()).unwrap();
+    let (first, second) = (w.run(first).unwrap(), w.run(second).unwrap());
+    assert_eq!(first.new_messages + second.new_messages, 5, "{first:?} {second:?}");
+    assert_eq!(llm.requests().iter().filter(|r| r.json).count(), 1, "one judge call in all");
+}
+
+#[test]
 fn another_instances_long_term_writes_are_seen_by_every_read() {
     let mut w = World::new();
     let (a, b) = (w.open("s1", None), w.open("s2", None));
