@@ -30,7 +30,7 @@ for (let s = 1; s <= SETS; s++) {
 }
 const tabs = await manyTabs({ tabs: TABS, rounds: ROUNDS, seed: 1 });
 const sum = (f) => sets.reduce((n, s) => n + f(s), 0);
-const chromium = execFileSync(process.env.CHROMIUM ?? "/usr/bin/chromium", ["--version"], { encoding: "utf8" }).trim();
+const chromium = execFileSync(process.env.CHROMIUM ?? "/usr/bin/chromium", ["--version"], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
 console.log(`bench:reliability on ${os.cpus()[0].model} (${os.cpus().length} cores), Node ${process.version}, ${chromium}; ` +
   `${SETS} sets, ${((performance.now() - started) / 1000).toFixed(0)} s`);
 console.table(sets.map((s) => ({
