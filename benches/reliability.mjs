@@ -10,15 +10,20 @@
 // Then many tabs (scripts/many-tabs.mjs): ROUNDS rounds (default 25) of TABS
 // (default 4) pages writing shared and separate sessions and alike and
 // different memories at once, then ending the shared session at once.
+// Then LLM fault storms (scripts/fault-storm.mjs): STORMS rounds (default
+// 100) of 30 turns with compression and session end while half the model
+// requests fail in one of nine ways, then recovery on a restarted instance.
 // Last line: one JSON object.
 import os from "node:os";
 import { execFileSync } from "node:child_process";
 import { crashTrials } from "../scripts/crash-trial.mjs";
 import { manyTabs } from "../scripts/many-tabs.mjs";
+import { faultStorm } from "../scripts/fault-storm.mjs";
 
 const TRIALS = Number(process.env.TRIALS ?? 200);
 const ROUNDS = Number(process.env.ROUNDS ?? 25);
 const TABS = Number(process.env.TABS ?? 4);
+const STORMS = Number(process.env.STORMS ?? 100);
 const SETS = Number(process.env.SETS ?? 4);
 const started = performance.now();
 const sets = [];
@@ -29,6 +34,7 @@ for (let s = 1; s <= SETS; s++) {
   process.stderr.write(`set ${s}: ${r.trials} trials, ${acked} acknowledged, lost ${r.lost}\n`);
 }
 const tabs = await manyTabs({ tabs: TABS, rounds: ROUNDS, seed: 1 });
+const storms = await faultStorm({ rounds: STORMS, faultRate: 0.5, seed: 1 });
 const sum = (f) => sets.reduce((n, s) => n + f(s), 0);
 const chromium = execFileSync(process.env.CHROMIUM ?? "/usr/bin/chromium", ["--version"], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
 console.log(`bench:reliability on ${os.cpus()[0].model} (${os.cpus().length} cores), Node ${process.version}, ${chromium}; ` +
@@ -45,6 +51,10 @@ console.log(`acknowledged writes per trial, by set: median ${perTrial[Math.floor
 console.table([{ rounds: tabs.rounds, tabs: tabs.tabs, "messages written": tabs.messages, "memories remembered": tabs.memories,
   lost: tabs.lost, duplicates: tabs.duplicates, "judged twice": tabs.judgedTwice, owed: tabs.owed, damaged: tabs.damaged }]);
 if (tabs.failures.length) console.log("many-tabs failures:", JSON.stringify(tabs.failures));
+const injected = Object.values(storms.injected).reduce((a, b) => a + b, 0);
+console.table([{ rounds: storms.rounds, "model requests": storms.requests, "faults injected": injected, ...storms.injected,
+  recovered: storms.recovered, lost: storms.lost, duplicates: storms.duplicates }]);
+if (storms.failures.length) console.log("storm failures:", JSON.stringify(storms.failures));
 console.log(JSON.stringify({
   crash_trials: sum((s) => s.trials),
   page_closed: sum((s) => s.byKill.closePage),
@@ -58,4 +68,8 @@ console.log(JSON.stringify({
   tab_lost: tabs.lost,
   tab_duplicates: tabs.duplicates,
   tab_judged_twice: tabs.judgedTwice,
+  storm_rounds: storms.rounds,
+  storm_faults: injected,
+  storm_recovered: storms.recovered,
+  storm_lost: storms.lost,
 }));

@@ -7,8 +7,9 @@
 // third-person memories citing the numbers of their messages, summarizes by keeping the first words of each line,
 // merges summaries, and resolves conflicts (a candidate saying "now" or
 // "现在" replaces the stored memories it is shown). Faults are injected per
-// request from a queue: 429 (with Retry-After), 500, a hang, invalid JSON,
-// empty content, JSON with wrong types.
+// request from a queue: 429 (with Retry-After), 500, a hang, a dropped
+// connection, a truncated body, an HTML page, invalid JSON, empty content,
+// JSON with wrong types.
 import { createServer } from "node:http";
 import { get_encoding } from "tiktoken";
 
@@ -108,7 +109,8 @@ export const promptTokens = (messages) =>
 /**
  * Starts the server; resolves to { url, endpoint, embeddingsEndpoint, faults, requests, close }.
  * Push fault names onto `faults` to make the next requests fail:
- * "429", "500", "hang", "invalid-json", "empty", "wrong-types".
+ * "429", "500", "hang", "reset" (the connection dropped), "truncated" (the body cut
+ * mid-JSON), "garbage" (an HTML page with status 200), "invalid-json", "empty", "wrong-types".
  */
 export function startLlmServer({ port = 0, latencyMs = 0 } = {}) {
   const faults = [];
@@ -130,6 +132,17 @@ export function startLlmServer({ port = 0, latencyMs = 0 } = {}) {
     };
     if (fault === "429") return send(429, { error: { message: "rate limited" } }, { "retry-after": "0" });
     if (fault === "500") return send(500, { error: { message: "upstream down" } });
+    if (fault === "reset") return req.socket.destroy();
+    if (fault === "truncated") {
+      // Headers promise more than arrives: the body ends mid-JSON.
+      res.writeHead(200, { "content-type": "application/json", "content-length": "400", ...cors });
+      res.write('{"id":"chatcmpl-local","choices":[{"index":0,"message":{"role":"assis');
+      return res.destroy();
+    }
+    if (fault === "garbage") {
+      res.writeHead(200, { "content-type": "text/html", ...cors });
+      return res.end("<html><body>502 Bad Gateway</body></html>");
+    }
     if (fault === "hang") {
       hanging.add(res);
       res.on("close", () => hanging.delete(res));
