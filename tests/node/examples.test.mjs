@@ -5,6 +5,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { get_encoding } from "tiktoken";
@@ -50,4 +51,7 @@ test("examples/deno from the tarball: type-checks, Deno KV across processes, no 
   const perms = [`--allow-read=${kvPath}`, `--allow-write=${kvPath}`];
   chatAcrossRuns((...args) =>
     json(execFileSync(deno, ["run", "--quiet", "--unstable-kv", ...perms, "chat.ts", kvPath, ...args], { cwd: app, env, encoding: "utf8" })));
+  // Code shared with browsers calls init(): here it answers with the instance the entry made.
+  const shared = 'import init, { version } from "agent-memory"; const w = await init(); console.log(JSON.stringify({ memory: w.memory instanceof WebAssembly.Memory, version: version() }))';
+  assert.deepEqual(json(execFileSync(deno, ["eval", "--quiet", shared], { cwd: app, env, encoding: "utf8" })), { memory: true, version: JSON.parse(readFileSync(join(root, "pkg/package.json"), "utf8")).version });
 });
