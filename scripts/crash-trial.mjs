@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { chromium } from "playwright-core";
 import { launchChromiumIn, runPage, CHROMIUM_ARGS, CHROMIUM_PATH } from "./chromium.mjs";
 import { startServer } from "./static-server.mjs";
+import { seededRandom } from "./random.mjs";
 
 const root = new URL("..", import.meta.url).pathname;
 
@@ -45,22 +46,12 @@ async function launchKillable(profile) {
   };
 }
 
-/** A seeded generator of [0, 1). */
-function random(seed) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /**
  * Runs `trials` trials; resolves to the totals:
  * { trials, byKill, acknowledged, lost, duplicates, damaged, owed, failures }.
  */
 export async function crashTrials({ trials, seed = 1, onTrial = () => {} }) {
-  const rand = random(seed);
+  const rand = seededRandom(seed);
   const profile = mkdtempSync(join(tmpdir(), "crash-profile-"));
   const { server, url } = await startServer(root, 0);
   const totals = { trials: 0, byKill: { closePage: 0, killBrowser: 0 }, acknowledged: { add: 0, remember: 0, endSession: 0 },

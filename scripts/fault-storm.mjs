@@ -11,24 +11,16 @@
 import { Memory } from "../pkg/node.js";
 import { mapAdapter } from "../pkg/adapters/map.js";
 import { startLlmServer } from "./llm-server.mjs";
+import { seededRandom } from "./random.mjs";
 
 export const FAULTS = ["429", "500", "hang", "reset", "truncated", "garbage", "invalid-json", "empty", "wrong-types"];
-
-function random(seed) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const PREFERENCE = "I prefer Rust for writing code.";
 const FACT = "User prefers Rust for writing code";
 
 /** `rounds` storms; resolves to { rounds, requests, injected: {fault: n}, recovered, judgedFromWrongTypes, lost, duplicates, failures }. */
 export async function faultStorm({ rounds = 1, faultRate = 0.5, seed = 1 }) {
-  const rand = random(seed);
+  const rand = seededRandom(seed);
   const server = await startLlmServer();
   const totals = { rounds: 0, requests: 0, injected: Object.fromEntries(FAULTS.map((f) => [f, 0])), recovered: 0, judgedFromWrongTypes: 0, lost: 0, duplicates: 0, failures: [] };
   try {
