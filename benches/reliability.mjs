@@ -10,6 +10,8 @@
 // Then many tabs (scripts/many-tabs.mjs): ROUNDS rounds (default 25) of TABS
 // (default 4) pages writing shared and separate sessions and alike and
 // different memories at once, then ending the shared session at once.
+// Then the same rounds with N Node instances on one storage adapter
+// (scripts/many-instances.mjs, INSTANCE_ROUNDS, default 100).
 // Then LLM fault storms (scripts/fault-storm.mjs): STORMS rounds (default
 // 100) of 30 turns with compression and session end while half the model
 // requests fail in one of nine ways, then recovery on a restarted instance.
@@ -19,11 +21,13 @@ import { execFileSync } from "node:child_process";
 import { crashTrials } from "../scripts/crash-trial.mjs";
 import { manyTabs } from "../scripts/many-tabs.mjs";
 import { faultStorm } from "../scripts/fault-storm.mjs";
+import { manyInstances } from "../scripts/many-instances.mjs";
 
 const TRIALS = Number(process.env.TRIALS ?? 200);
 const ROUNDS = Number(process.env.ROUNDS ?? 25);
 const TABS = Number(process.env.TABS ?? 4);
 const STORMS = Number(process.env.STORMS ?? 100);
+const INSTANCE_ROUNDS = Number(process.env.INSTANCE_ROUNDS ?? 100);
 const SETS = Number(process.env.SETS ?? 4);
 const started = performance.now();
 const sets = [];
@@ -34,6 +38,7 @@ for (let s = 1; s <= SETS; s++) {
   process.stderr.write(`set ${s}: ${r.trials} trials, ${acked} acknowledged, lost ${r.lost}\n`);
 }
 const tabs = await manyTabs({ tabs: TABS, rounds: ROUNDS, seed: 1 });
+const instances = await manyInstances({ instances: TABS, rounds: INSTANCE_ROUNDS, seed: 1 });
 const storms = await faultStorm({ rounds: STORMS, faultRate: 0.5, seed: 1 });
 const sum = (f) => sets.reduce((n, s) => n + f(s), 0);
 const chromium = execFileSync(process.env.CHROMIUM ?? "/usr/bin/chromium", ["--version"], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
@@ -51,6 +56,10 @@ console.log(`acknowledged writes per trial, by set: median ${perTrial[Math.floor
 console.table([{ rounds: tabs.rounds, tabs: tabs.tabs, "messages written": tabs.messages, "memories remembered": tabs.memories,
   lost: tabs.lost, duplicates: tabs.duplicates, "judged twice": tabs.judgedTwice, owed: tabs.owed, damaged: tabs.damaged }]);
 if (tabs.failures.length) console.log("many-tabs failures:", JSON.stringify(tabs.failures));
+console.table([{ rounds: instances.rounds, "Node instances": instances.instances, "messages written": instances.messages,
+  "memories remembered": instances.memories, lost: instances.lost, duplicates: instances.duplicates,
+  "judged twice": instances.judgedTwice, owed: instances.owed }]);
+if (instances.failures.length) console.log("many-instances failures:", JSON.stringify(instances.failures));
 const injected = Object.values(storms.injected).reduce((a, b) => a + b, 0);
 console.table([{ rounds: storms.rounds, "model requests": storms.requests, "faults injected": injected, ...storms.injected,
   recovered: storms.recovered, lost: storms.lost, duplicates: storms.duplicates }]);
@@ -68,6 +77,10 @@ console.log(JSON.stringify({
   tab_lost: tabs.lost,
   tab_duplicates: tabs.duplicates,
   tab_judged_twice: tabs.judgedTwice,
+  instance_rounds: instances.rounds,
+  instance_lost: instances.lost,
+  instance_duplicates: instances.duplicates,
+  instance_judged_twice: instances.judgedTwice,
   storm_rounds: storms.rounds,
   storm_faults: injected,
   storm_recovered: storms.recovered,

@@ -12,3 +12,11 @@ test("four tabs at once: nothing lost, nothing twice, each message judged by one
   assert.equal(r.rounds, 2);
   assert.equal(r.lost + r.duplicates + r.judgedTwice + r.owed + r.damaged, 0);
 });
+
+test("four Node instances on one adapter at once: nothing lost, nothing twice, each message judged once", async () => {
+  const { manyInstances } = await import("../../scripts/many-instances.mjs");
+  const r = await manyInstances({ instances: 4, rounds: 3, seed: 3 });
+  assert.deepEqual(r.failures, []);
+  assert.equal(r.rounds, 3);
+  assert.equal(r.lost + r.duplicates + r.judgedTwice + r.owed, 0);
+});
