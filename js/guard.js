@@ -3,6 +3,8 @@
 // - A call before `init()` (web, Deno, workerd entries) would reach a wasm
 //   instance that does not exist yet: it gets an AgentMemoryError
 //   "NOT_INITIALIZED" instead of "Cannot read properties of undefined".
+// - A revoked Proxy as an argument throws on any touch (even `instanceof`):
+//   it gets "INVALID_INPUT" before anything reads it.
 // - A call on a freed object (after `free()` or `using`) would pass a null
 //   pointer, and the Rust side throws from inside its own frame; repeated,
 //   that leaks the wasm shadow stack until every call fails. It gets "FREED".
@@ -31,8 +33,9 @@ const ASYNC = {
   ]),
 };
 
-function error(code, message) {
-  const err = new Error(message);
+/** A typed error, as the wasm side makes them. */
+export function error(code, message, cause) {
+  const err = new Error(message, cause === undefined ? undefined : { cause });
   err.name = "AgentMemoryError";
   err.code = code;
   return err;
@@ -43,6 +46,16 @@ const notReady = () =>
 
 const RAW_CLASSES = [raw.Memory, raw.SearchIndex, raw.TokenBudget, raw.Tokenizer];
 const isFreed = (value) => RAW_CLASSES.some((C) => value instanceof C) && value.__wbg_ptr === 0;
+/** A revoked Proxy throws on every touch, `instanceof` included. */
+export const isRevoked = (value) => {
+  if ((typeof value !== "object" && typeof value !== "function") || value === null) return false;
+  try {
+    Reflect.getPrototypeOf(value);
+    return false;
+  } catch {
+    return true;
+  }
+};
 
 /** `fn` with the checks in front; `owner` names the freed object in messages. */
 function guarded(fn, isAsync, owner) {
@@ -50,12 +63,19 @@ function guarded(fn, isAsync, owner) {
     let err = null;
     if (!ready) err = notReady();
     else if (owner && this?.__wbg_ptr === 0) err = error("FREED", `this ${owner} was freed; open or create a new one`);
+    else if (args.some(isRevoked)) err = error("INVALID_INPUT", "an argument is a revoked Proxy");
     else if (args.some(isFreed)) err = error("FREED", "an argument was freed; create a new one");
-    if (err) {
-      if (isAsync) return Promise.reject(err);
-      throw err;
+    if (!err) {
+      try {
+        return fn.apply(this, args);
+      } catch (thrown) {
+        // The generated glue checks class arguments before entering the
+        // wasm ("expected instance of Tokenizer"): a plain Error, made typed.
+        err = thrown?.name === "AgentMemoryError" ? thrown : error("INVALID_INPUT", String(thrown?.message ?? thrown));
+      }
     }
-    return fn.apply(this, args);
+    if (isAsync) return Promise.reject(err);
+    throw err;
   };
 }
 
@@ -82,6 +102,7 @@ const constructible = (C) =>
   new Proxy(C, {
     construct(target, args, newTarget) {
       if (!ready) throw notReady();
+      if (args.some(isRevoked)) throw error("INVALID_INPUT", "an argument is a revoked Proxy");
       return Reflect.construct(target, args, newTarget);
     },
   });

@@ -6,18 +6,13 @@
 // packs loaded on demand with `loadTokenizer`; until one is loaded, counts
 // use the estimate and say so.
 import rawInit, { initSync as rawInitSync } from "./agent_memory.js";
-import { isReady, markReady, Tokenizer } from "./guard.js";
+import { error, isReady, isRevoked, markReady, Tokenizer } from "./guard.js";
+
+const packError = (message, cause) => error("TOKENIZER_PACK", message, cause);
 
 export * from "./agent_memory.js";
 // The guarded classes and functions (they win over the star export above).
 export { Memory, SearchIndex, TokenBudget, Tokenizer, checkStorageAdapter, createEntry, estimateTokens, extractMemories, version } from "./guard.js";
-
-function packError(message, cause) {
-  const err = new Error(message, cause ? { cause } : undefined);
-  err.name = "AgentMemoryError";
-  err.code = "TOKENIZER_PACK";
-  return err;
-}
 
 /** A URL made by `make`, or null where modules have no URL (workerd). */
 function urlOrNull(make) {
@@ -68,6 +63,7 @@ export { init };
  * @returns {Promise<Tokenizer>}
  */
 export async function loadTokenizer(source) {
+  if (isRevoked(source)) throw packError("the pack source is a revoked Proxy");
   if (source instanceof Uint8Array || source instanceof ArrayBuffer) {
     return Tokenizer.fromPack(source);
   }

@@ -1,7 +1,9 @@
 // agent-memory for Node.js: the wasm is loaded synchronously on import.
 import { readFileSync } from "node:fs";
 import { initSync as loadWasm } from "./agent_memory.js";
-import { markReady, Tokenizer } from "./guard.js";
+import { error, isRevoked, markReady, Tokenizer } from "./guard.js";
+
+const packError = (message, cause) => error("TOKENIZER_PACK", message, cause);
 
 loadWasm({ module: readFileSync(new URL("./agent_memory_bg.wasm", import.meta.url)) });
 markReady();
@@ -26,6 +28,7 @@ export function initSync() {}
  * @returns {Promise<Tokenizer>}
  */
 export async function loadTokenizer(source) {
+  if (isRevoked(source)) throw packError("the pack source is a revoked Proxy");
   if (source instanceof Uint8Array || source instanceof ArrayBuffer) {
     return Tokenizer.fromPack(source);
   }
@@ -37,10 +40,7 @@ export async function loadTokenizer(source) {
     bytes = readFileSync(path);
   } catch (cause) {
     // Node's own error (ENOENT, a bad path type) becomes a typed one.
-    const err = new Error(`tokenizer pack could not be read: ${cause?.message ?? cause}`, { cause });
-    err.name = "AgentMemoryError";
-    err.code = "TOKENIZER_PACK";
-    throw err;
+    throw packError(`tokenizer pack could not be read: ${cause?.message ?? cause}`, cause);
   }
   return Tokenizer.fromPack(bytes);
 }

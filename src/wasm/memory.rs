@@ -21,7 +21,10 @@ use super::search::parse_search_options;
 use super::tokenizer::JsTokenizer;
 use super::types::{JsContextRequest, JsMemoryOptions, JsMessageInput, JsSessionUsage, JsUsageReport};
 use super::types::{JsEndSessionOptions, JsEntryInput, JsSearchOptions};
-use super::{describe, from_js, js_count, js_string, shallow_copy, take_field, to_js, to_js_json, JsClock};
+use super::{
+    check_fields, describe, from_js, js_count, js_string, shallow_copy, take_field, to_js, to_js_json,
+    JsClock,
+};
 use crate::entry::Scope;
 use crate::error::{Error, ErrorCode, Result};
 use crate::longterm::records::ExportDocument;
@@ -112,6 +115,21 @@ async fn open_store(spec: JsValue, namespace: &str, timeout_ms: u32) -> Result<R
 
 fn optional(v: JsValue) -> Option<JsValue> {
     (!v.is_undefined() && !v.is_null()).then_some(v)
+}
+
+/// The `signal` of `endSession`'s options: an object with that field only,
+/// holding nothing or an `AbortSignal`.
+fn end_session_signal(options: &JsValue) -> std::result::Result<Option<JsValue>, JsValue> {
+    if !options.is_object() || js_sys::Array::is_array(options) {
+        return Err(Error::invalid("endSession options must be an object").into());
+    }
+    check_fields(options, "endSession option", &["signal"])?;
+    let Some(signal) = optional(js_sys::Reflect::get(options, &"signal".into())?) else { return Ok(None) };
+    let listens = js_sys::Reflect::get(&signal, &"addEventListener".into()).is_ok_and(|f| f.is_function());
+    if !signal.is_object() || !listens {
+        return Err(Error::invalid("endSession's signal must be an AbortSignal").into());
+    }
+    Ok(Some(signal))
 }
 
 fn hook(v: JsValue, what: &str) -> Result<Option<Function>> {
@@ -307,14 +325,11 @@ impl JsMemory {
     /// that fails stays owed and is resumed by the next call or open.
     #[wasm_bindgen(js_name = endSession, unchecked_return_type = "Promise<EndSessionReport>")]
     pub fn end_session(&self, options: Option<JsEndSessionOptions>) -> Promise {
-        let signal = options
-            .map(JsValue::from)
-            .filter(|o| o.is_object())
-            .and_then(|o| js_sys::Reflect::get(&o, &"signal".into()).ok())
-            .and_then(optional);
+        let signal = options.map(JsValue::from).and_then(optional).map(|o| end_session_signal(&o));
         let m = self.0.clone();
         promise(
             async move {
+                let signal = signal.transpose()?.flatten();
                 let work = m.end_session();
                 let Some(signal) = signal else { return Ok(work.await?) };
                 futures::pin_mut!(work);
@@ -642,6 +657,7 @@ pub fn check_storage_adapter(
 ) -> Promise {
     future_to_promise(async move {
         let ns = js_string(&namespace, "namespace")?;
+        memory::validate_namespace(&ns)?;
         let store = JsStore::new(adapter, &ns, STORAGE_TIMEOUT_MS)?;
         crate::store::conformance::run(&store).await?;
         Ok(JsValue::UNDEFINED)

@@ -349,6 +349,9 @@ impl Session {
     /// `through_id`, which must be compressible (pending, or live before the
     /// retained rounds).
     pub async fn commit_summary(&mut self, content: String, through_id: &str) -> Result<SummaryCommit> {
+        if content.trim().is_empty() {
+            return Err(Error::invalid("a summary needs content"));
+        }
         let through =
             self.memory.compressible().iter().find(|l| l.entry.id == through_id).map(|l| l.seq).ok_or_else(
                 || {
