@@ -15,13 +15,16 @@
 // Then LLM fault storms (scripts/fault-storm.mjs): STORMS rounds (default
 // 100) of 30 turns with compression and session end while half the model
 // requests fail in one of nine ways, then recovery on a restarted instance.
-// Last line: one JSON object.
+// Then the fuzz targets (scripts/fuzz.mjs), FUZZ_CASES cases each (default
+// 100,000). STAGES (default "crash,tabs,instances,storm,fuzz") runs a part.
+// Last line: one JSON object of the stages run.
 import os from "node:os";
 import { execFileSync } from "node:child_process";
 import { crashTrials } from "../scripts/crash-trial.mjs";
 import { manyTabs } from "../scripts/many-tabs.mjs";
 import { faultStorm } from "../scripts/fault-storm.mjs";
 import { manyInstances } from "../scripts/many-instances.mjs";
+import { fuzz } from "../scripts/fuzz.mjs";
 
 const TRIALS = Number(process.env.TRIALS ?? 200);
 const ROUNDS = Number(process.env.ROUNDS ?? 25);
@@ -29,60 +32,72 @@ const TABS = Number(process.env.TABS ?? 4);
 const STORMS = Number(process.env.STORMS ?? 100);
 const INSTANCE_ROUNDS = Number(process.env.INSTANCE_ROUNDS ?? 100);
 const SETS = Number(process.env.SETS ?? 4);
+const FUZZ_CASES = Number(process.env.FUZZ_CASES ?? 100_000);
+const STAGES = new Set((process.env.STAGES ?? "crash,tabs,instances,storm,fuzz").split(","));
 const started = performance.now();
 const sets = [];
-for (let s = 1; s <= SETS; s++) {
+for (let s = 1; STAGES.has("crash") && s <= SETS; s++) {
   const r = await crashTrials({ trials: Math.ceil(TRIALS / SETS), seed: s });
   const acked = r.acknowledged.add + r.acknowledged.remember + r.acknowledged.endSession;
   sets.push({ seed: s, ...r, acked });
   process.stderr.write(`set ${s}: ${r.trials} trials, ${acked} acknowledged, lost ${r.lost}\n`);
 }
-const tabs = await manyTabs({ tabs: TABS, rounds: ROUNDS, seed: 1 });
-const instances = await manyInstances({ instances: TABS, rounds: INSTANCE_ROUNDS, seed: 1 });
-const storms = await faultStorm({ rounds: STORMS, faultRate: 0.5, seed: 1 });
+const tabs = STAGES.has("tabs") ? await manyTabs({ tabs: TABS, rounds: ROUNDS, seed: 1 }) : null;
+const instances = STAGES.has("instances") ? await manyInstances({ instances: TABS, rounds: INSTANCE_ROUNDS, seed: 1 }) : null;
+const storms = STAGES.has("storm") ? await faultStorm({ rounds: STORMS, faultRate: 0.5, seed: 1 }) : null;
+const fuzzed = STAGES.has("fuzz") ? fuzz({ cases: FUZZ_CASES }) : null;
 const sum = (f) => sets.reduce((n, s) => n + f(s), 0);
 const chromium = execFileSync(process.env.CHROMIUM ?? "/usr/bin/chromium", ["--version"], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
 console.log(`bench:reliability on ${os.cpus()[0].model} (${os.cpus().length} cores), Node ${process.version}, ${chromium}; ` +
-  `${SETS} sets, ${((performance.now() - started) / 1000).toFixed(0)} s`);
-console.table(sets.map((s) => ({
-  seed: s.seed, trials: s.trials, "page closed": s.byKill.closePage, "browser killed": s.byKill.killBrowser,
-  "acked adds": s.acknowledged.add, "acked memories": s.acknowledged.remember, "acked session ends": s.acknowledged.endSession,
-  lost: s.lost, duplicates: s.duplicates, damaged: s.damaged, owed: s.owed,
-})));
-const failures = sets.flatMap((s) => s.failures.map((f) => ({ seed: s.seed, ...f })));
-if (failures.length) console.log("failures:", JSON.stringify(failures));
-const perTrial = sets.map((s) => s.acked / s.trials).sort((a, b) => a - b);
-console.log(`acknowledged writes per trial, by set: median ${perTrial[Math.floor(perTrial.length / 2)].toFixed(1)} (${perTrial[0].toFixed(1)}-${perTrial.at(-1).toFixed(1)})`);
-console.table([{ rounds: tabs.rounds, tabs: tabs.tabs, "messages written": tabs.messages, "memories remembered": tabs.memories,
-  lost: tabs.lost, duplicates: tabs.duplicates, "judged twice": tabs.judgedTwice, owed: tabs.owed, damaged: tabs.damaged }]);
-if (tabs.failures.length) console.log("many-tabs failures:", JSON.stringify(tabs.failures));
-console.table([{ rounds: instances.rounds, "Node instances": instances.instances, "messages written": instances.messages,
-  "memories remembered": instances.memories, lost: instances.lost, duplicates: instances.duplicates,
-  "judged twice": instances.judgedTwice, owed: instances.owed }]);
-if (instances.failures.length) console.log("many-instances failures:", JSON.stringify(instances.failures));
-const injected = Object.values(storms.injected).reduce((a, b) => a + b, 0);
-console.table([{ rounds: storms.rounds, "model requests": storms.requests, "faults injected": injected, ...storms.injected,
-  recovered: storms.recovered, lost: storms.lost, duplicates: storms.duplicates }]);
-if (storms.failures.length) console.log("storm failures:", JSON.stringify(storms.failures));
-console.log(JSON.stringify({
-  crash_trials: sum((s) => s.trials),
-  page_closed: sum((s) => s.byKill.closePage),
-  browser_killed: sum((s) => s.byKill.killBrowser),
-  acknowledged_writes: sum((s) => s.acked),
-  lost: sum((s) => s.lost),
-  duplicates: sum((s) => s.duplicates),
-  damaged: sum((s) => s.damaged),
-  owed: sum((s) => s.owed),
-  tab_rounds: tabs.rounds,
-  tab_lost: tabs.lost,
-  tab_duplicates: tabs.duplicates,
-  tab_judged_twice: tabs.judgedTwice,
-  instance_rounds: instances.rounds,
-  instance_lost: instances.lost,
-  instance_duplicates: instances.duplicates,
-  instance_judged_twice: instances.judgedTwice,
-  storm_rounds: storms.rounds,
-  storm_faults: injected,
-  storm_recovered: storms.recovered,
-  storm_lost: storms.lost,
-}));
+  `stages ${[...STAGES].join(", ")}; ${((performance.now() - started) / 1000).toFixed(0)} s`);
+const figures = {};
+if (sets.length) {
+  console.table(sets.map((s) => ({
+    seed: s.seed, trials: s.trials, "page closed": s.byKill.closePage, "browser killed": s.byKill.killBrowser,
+    "acked adds": s.acknowledged.add, "acked memories": s.acknowledged.remember, "acked session ends": s.acknowledged.endSession,
+    lost: s.lost, duplicates: s.duplicates, damaged: s.damaged, owed: s.owed,
+  })));
+  const failures = sets.flatMap((s) => s.failures.map((f) => ({ seed: s.seed, ...f })));
+  if (failures.length) console.log("failures:", JSON.stringify(failures));
+  const perTrial = sets.map((s) => s.acked / s.trials).sort((a, b) => a - b);
+  console.log(`acknowledged writes per trial, by set: median ${perTrial[Math.floor(perTrial.length / 2)].toFixed(1)} (${perTrial[0].toFixed(1)}-${perTrial.at(-1).toFixed(1)})`);
+  Object.assign(figures, {
+    crash_trials: sum((s) => s.trials),
+    page_closed: sum((s) => s.byKill.closePage),
+    browser_killed: sum((s) => s.byKill.killBrowser),
+    acknowledged_writes: sum((s) => s.acked),
+    lost: sum((s) => s.lost),
+    duplicates: sum((s) => s.duplicates),
+    damaged: sum((s) => s.damaged),
+    owed: sum((s) => s.owed),
+  });
+}
+if (tabs) {
+  console.table([{ rounds: tabs.rounds, tabs: tabs.tabs, "messages written": tabs.messages, "memories remembered": tabs.memories,
+    lost: tabs.lost, duplicates: tabs.duplicates, "judged twice": tabs.judgedTwice, owed: tabs.owed, damaged: tabs.damaged }]);
+  if (tabs.failures.length) console.log("many-tabs failures:", JSON.stringify(tabs.failures));
+  Object.assign(figures, { tab_rounds: tabs.rounds, tab_lost: tabs.lost, tab_duplicates: tabs.duplicates, tab_judged_twice: tabs.judgedTwice });
+}
+if (instances) {
+  console.table([{ rounds: instances.rounds, "Node instances": instances.instances, "messages written": instances.messages,
+    "memories remembered": instances.memories, lost: instances.lost, duplicates: instances.duplicates,
+    "judged twice": instances.judgedTwice, owed: instances.owed }]);
+  if (instances.failures.length) console.log("many-instances failures:", JSON.stringify(instances.failures));
+  Object.assign(figures, { instance_rounds: instances.rounds, instance_lost: instances.lost,
+    instance_duplicates: instances.duplicates, instance_judged_twice: instances.judgedTwice });
+}
+if (storms) {
+  const injected = Object.values(storms.injected).reduce((a, b) => a + b, 0);
+  console.table([{ rounds: storms.rounds, "model requests": storms.requests, "faults injected": injected, ...storms.injected,
+    recovered: storms.recovered, lost: storms.lost, duplicates: storms.duplicates }]);
+  if (storms.failures.length) console.log("storm failures:", JSON.stringify(storms.failures));
+  Object.assign(figures, { storm_rounds: storms.rounds, storm_faults: injected, storm_recovered: storms.recovered, storm_lost: storms.lost });
+}
+if (fuzzed) {
+  console.table(fuzzed.map((t) => ({ target: t.target, "property tests": t.tests.length, executions: t.executions,
+    seconds: Number(t.seconds.toFixed(1)), findings: t.findings.length })));
+  for (const t of fuzzed) for (const f of t.findings) console.log(`finding in ${t.target} (${f.test}):\n${f.output}`);
+  Object.assign(figures, { fuzz_executions: fuzzed.reduce((n, t) => n + t.executions, 0),
+    fuzz_findings: fuzzed.reduce((n, t) => n + t.findings.length, 0) });
+}
+console.log(JSON.stringify(figures));

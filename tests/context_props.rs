@@ -16,7 +16,7 @@ use common::{build, check_valid_messages, event, text};
 use proptest::prelude::*;
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(400))]
+    #![proptest_config(ProptestConfig::with_cases(common::cases(400)))]
 
     #[test]
     fn requests_are_valid_and_within_budget(

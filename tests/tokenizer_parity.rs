@@ -3,6 +3,8 @@
 //! The Node tests check the same packs against npm `tiktoken`.
 #![cfg(not(target_arch = "wasm32"))]
 
+mod common;
+
 use std::sync::LazyLock;
 
 use agent_memory::tokens::{pack, truncate_to_tokens, BpeTokenizer, Tokenizer, TokenizerId};
@@ -85,7 +87,20 @@ fn count_up_to_agrees_with_count() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(400))]
+    #![proptest_config(ProptestConfig::with_cases(common::cases(400)))]
+
+    /// Any Unicode at all (controls, noncharacters, lone combining marks):
+    /// counts match, and truncation gives a prefix within the limit.
+    #[test]
+    fn any_text_matches_and_truncates(s in any::<String>(), limit in 0usize..40) {
+        for (ours, reference) in pairs() {
+            prop_assert_eq!(ours.count(&s), reference.count(s.as_str()));
+            let cut = truncate_to_tokens(ours, &s, limit);
+            prop_assert!(s.starts_with(cut));
+            prop_assert!(ours.count(cut) <= limit);
+            prop_assert_eq!(ours.count_up_to(&s, limit).is_some(), ours.count(&s) <= limit);
+        }
+    }
 
     #[test]
     fn random_text_matches(s in "(\\PC|[ \\t\\r\\n'0-9]){0,80}") {

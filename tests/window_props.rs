@@ -13,7 +13,7 @@ use common::{build, event};
 use proptest::prelude::*;
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(500))]
+    #![proptest_config(ProptestConfig::with_cases(common::cases(500)))]
 
     #[test]
     fn window_contract(events in prop::collection::vec(event(), 0..40),

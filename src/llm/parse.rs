@@ -72,6 +72,18 @@ pub struct Candidate {
     pub sources: Vec<String>,
 }
 
+/// How many opening brackets [`extract_json`] tries as the start of the
+/// value. Each try scans to the end of the text, so trying every one made
+/// a reply of brackets quadratic (64 KB of `[` took 1.8 s natively, longer
+/// in a page, found by fuzzing); a real reply has its JSON within its
+/// first few brackets, and past the cap the judge falls back to its rules.
+const MAX_STARTS: usize = 32;
+
+/// Where a JSON value may start: the first [`MAX_STARTS`] opening brackets.
+fn candidate_starts(text: &str) -> impl Iterator<Item = usize> + '_ {
+    text.match_indices(['{', '[']).map(|(i, _)| i).take(MAX_STARTS)
+}
+
 /// The first JSON value in `text`: the whole text, or the inside of a code
 /// fence, or the first balanced `{…}` / `[…]` (strings and escapes
 /// respected), so trailing prose is ignored.
@@ -81,15 +93,12 @@ pub fn extract_json(text: &str) -> Option<Value> {
         return Some(v);
     }
     let bytes = trimmed.as_bytes();
-    let mut start = 0;
-    while let Some(off) = trimmed[start..].find(['{', '[']) {
-        let open = start + off;
+    for open in candidate_starts(trimmed) {
         if let Some(end) = balanced_end(&bytes[open..]) {
             if let Ok(v) = serde_json::from_str(&trimmed[open..open + end]) {
                 return Some(v);
             }
         }
-        start = open + 1;
     }
     None
 }
@@ -282,6 +291,15 @@ pub fn parse_resolve(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_reply_of_brackets_is_tried_at_a_bounded_number_of_starts() {
+        let brackets = "[".repeat(64_000);
+        assert_eq!(candidate_starts(&brackets).count(), MAX_STARTS);
+        assert_eq!(extract_json(&brackets), None);
+        let after_stray = format!("{} {}", "[".repeat(5), r#"{"memories": []}"#);
+        assert_eq!(extract_json(&after_stray), Some(serde_json::json!({ "memories": [] })));
+    }
 
     #[test]
     fn reads_json_in_fences_and_before_trailing_text() {

@@ -32,6 +32,20 @@ pub async fn run(store: &dyn Store) -> Result<()> {
     check(store.get("entry/a").await?.as_deref() == Some("{\"n\":1}"), "get returns what put wrote")?;
     check(store.get("session/s1/0001").await?.as_deref() == Some("你好 😀"), "values keep non-ASCII text")?;
 
+    // Values as they come: empty, and large (a long summary, a vector as
+    // text). 48 KB: Deno KV refuses values over 64 KB.
+    let large = "长".repeat(16_000);
+    store.put_many(vec![kv("value/empty", ""), kv("value/large", &large)]).await?;
+    check(
+        store.get("value/empty").await?.as_deref() == Some(""),
+        "an empty value is a value, not a missing key",
+    )?;
+    check(
+        store.get("value/large").await?.as_deref() == Some(large.as_str()),
+        "a 48 KB value comes back whole",
+    )?;
+    store.delete_many(vec!["value/empty".into(), "value/large".into()]).await?;
+
     let listed = store.list("entry/").await?;
     check(
         listed == vec![kv("entry/a", "{\"n\":1}"), kv("entry/b", "{\"n\":2}")],

@@ -116,3 +116,9 @@ pub fn check_valid_messages(messages: &[ChatMessage]) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// Cases per property: `default`, or `FUZZ_CASES` when set (the fuzzing
+/// benchmark runs every target long).
+pub fn cases(default: u32) -> u32 {
+    std::env::var("FUZZ_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}

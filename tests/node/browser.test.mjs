@@ -267,6 +267,10 @@ test("a full disk is a QUOTA_EXCEEDED error; the memory holds exactly what was a
     assert.equal(w.code, "QUOTA_EXCEEDED", `${w.message} after ${w.acknowledged.length} writes`);
     assert.ok(w.acknowledged.length > 5, `${w.acknowledged.length} written before the disk was full`);
     assert.deepEqual(w.afterError.sort((a, b) => a - b), w.acknowledged);
+    t.diagnostic(JSON.stringify({ acknowledged: w.acknowledged.length, small: w.small, end: w.endSession, import: w.importResult, reads: w.reads }));
+    // After the disk filled: every outcome a success or a typed storage error.
+    const typed = (code) => code === "ok" || code === "QUOTA_EXCEEDED" || code === "STORAGE";
+    for (const code of [...w.small, w.endSession.code ?? "ok", w.importResult.code ?? "ok", ...w.reads]) assert.ok(typed(code), code);
   } finally {
     await context.close();
     execFileSync("umount", [dir]);
