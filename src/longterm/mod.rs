@@ -91,7 +91,7 @@ const NEIGHBOURS: usize = 2;
 pub struct LongTermMemory {
     records: Records,
     /// Past conversations in the index: turns and summaries, by index id.
-    episodes: std::collections::HashMap<String, (IndexDoc, Origin)>,
+    episodes: rustc_hash::FxHashMap<String, (IndexDoc, Origin)>,
     /// Turns added since the last search, indexed when one comes: `add` is
     /// the hot path, and one analysis per message can wait for a search.
     unindexed: Vec<String>,
@@ -136,9 +136,9 @@ fn turn_doc(e: &MemoryEntry, context: Option<String>) -> IndexDoc {
 async fn load_episodes(
     store: &dyn Store,
     log: &DamageLog,
-) -> Result<std::collections::HashMap<String, (IndexDoc, Origin)>> {
+) -> Result<rustc_hash::FxHashMap<String, (IndexDoc, Origin)>> {
     let mut sessions: std::collections::BTreeMap<String, Vec<MemoryEntry>> = Default::default();
-    let mut out = std::collections::HashMap::new();
+    let mut out = rustc_hash::FxHashMap::default();
     // Keys list in position order, so each session's messages come in order.
     for (key, json) in store.list("session/").await? {
         let mut parts = key.splitn(4, '/').skip(1);

@@ -20,9 +20,10 @@
 //! rather than counted, so a namespace deleted and written anew cannot come
 //! back to a number an instance already holds).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::rc::Rc;
 
+use rustc_hash::FxHashMap as HashMap;
 use serde::{Deserialize, Serialize};
 
 use crate::entry::{Kind, MemoryEntry, Scope};
@@ -146,9 +147,9 @@ impl Records {
             store,
             clock,
             dedup,
-            entries: HashMap::new(),
-            fingerprints: HashMap::new(),
-            processed: HashMap::new(),
+            entries: HashMap::default(),
+            fingerprints: HashMap::default(),
+            processed: HashMap::default(),
             generation: 0,
             storage_bytes: 0,
             damage,

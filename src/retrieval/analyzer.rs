@@ -201,7 +201,7 @@ pub fn stop_words() -> &'static [&'static str] {
 }
 
 fn is_stop_word(w: &str) -> bool {
-    static SET: OnceLock<std::collections::HashSet<&'static str>> = OnceLock::new();
+    static SET: OnceLock<rustc_hash::FxHashSet<&'static str>> = OnceLock::new();
     SET.get_or_init(|| STOP_WORDS.iter().copied().collect()).contains(w)
 }
 
@@ -210,7 +210,7 @@ fn is_stop_word(w: &str) -> bool {
 /// dropped when it grows past a bound rather than kept exactly.
 fn stem(word: &str) -> String {
     thread_local! {
-        static CACHE: std::cell::RefCell<std::collections::HashMap<String, String>> = Default::default();
+        static CACHE: std::cell::RefCell<rustc_hash::FxHashMap<String, String>> = Default::default();
     }
     CACHE.with(|cache| {
         if let Some(s) = cache.borrow().get(word) {

@@ -5,7 +5,7 @@
 //! length at a weight, BM25F-style. Removal marks a document dead and fixes
 //! the statistics at once; postings are compacted when dead ones pile up.
 
-use std::collections::HashMap;
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use serde::{Deserialize, Serialize};
 
@@ -155,7 +155,7 @@ impl Index {
     /// has counts at its highest, being the most telling): what a document
     /// containing every term would match.
     pub fn query_weight(&self, terms: &[String]) -> f32 {
-        let mut seen = std::collections::HashSet::new();
+        let mut seen = HashSet::default();
         terms
             .iter()
             .filter(|t| seen.insert(t.as_str()))
@@ -168,7 +168,7 @@ impl Index {
     /// over [`Index::query_weight`], the share of the query the documents
     /// answer together.
     pub fn matched_weight(&self, terms: &[String], counts: impl Fn(u32) -> bool) -> f32 {
-        let mut seen = std::collections::HashSet::new();
+        let mut seen = HashSet::default();
         terms
             .iter()
             .filter(|t| seen.insert(t.as_str()))

@@ -12,7 +12,9 @@ pub mod block;
 pub mod index;
 
 use std::cell::RefCell;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+use rustc_hash::FxHashMap as HashMap;
 
 use serde::{Deserialize, Serialize};
 
@@ -574,7 +576,7 @@ impl SearchIndex {
             hits = self.mmr(hits, lambda, (opts.top_k as usize * 4).max(20));
         }
 
-        let mut per_scope: HashMap<String, u32> = HashMap::new();
+        let mut per_scope: HashMap<String, u32> = HashMap::default();
         let mut out = Vec::new();
         for (n, score, explain) in hits {
             if out.len() >= opts.top_k as usize {
