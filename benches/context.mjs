@@ -7,11 +7,10 @@
 // ours is cached at `add`: the like-for-like row); then small inputs where
 // the two keep different messages, and why. Last line: one JSON object.
 import * as am from "../pkg/node.js";
-import os from "node:os";
 import { trimMessages, HumanMessage, AIMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
 import { mixedCorpus } from "./corpus.mjs";
+import { machine, median, spread } from "./stats.mjs";
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 const OVERHEAD = 4; // agent-memory's per-message overhead, used by both sides
 
 // One conversation: user / assistant turns, every 10th turn with a tool call.
@@ -74,10 +73,6 @@ function memoCounter(msgs) {
   }
   return n;
 }
-const spread = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return { min: s[0], median: s[s.length >> 1], max: s.at(-1), runs: s.length };
-};
 const show = (x, unit = "ms", digits = 2) => `${x.median.toFixed(digits)} ${unit} (${x.min.toFixed(digits)}-${x.max.toFixed(digits)}, ${x.runs} runs)`;
 
 const SYSTEM = "You are a helpful assistant.";
@@ -146,7 +141,7 @@ for (let i = 0; i < 50; i++) {
   build1kMs.push(performance.now() - t0);
 }
 
-console.log(`Working memory, Node ${process.version}, ${os.cpus()[0]?.model ?? "cpu"} x ${os.cpus().length}: a ${N}-message session, ${budget.contextWindow}-token window; median (min-max, runs), all in this run`);
+console.log(`Working memory, ${machine()}: a ${N}-message session, ${budget.contextWindow}-token window; median (min-max, runs), all in this run`);
 const L = "LangChain trimMessages, counter per call";
 const M = "LangChain trimMessages, memoized counter";
 console.table([

@@ -15,10 +15,10 @@
 import { execFileSync, spawn } from "node:child_process";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { createServer } from "node:net";
-import os from "node:os";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { installApp, packTarball, root } from "../scripts/example.mjs";
+import { machine, median, showSpread } from "./stats.mjs";
 
 const RUNS = Number(process.env.RUNS ?? 3);
 const MEMORIES = 5000;
@@ -100,11 +100,7 @@ async function heapRun() {
   }
 }
 
-const spread = (xs, digits = 1) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const f = (x) => x.toFixed(digits);
-  return { median: s[Math.floor(s.length / 2)], text: `${f(s[Math.floor(s.length / 2)])} (${f(s[0])}-${f(s.at(-1))})` };
-};
+const spread = (xs, digits = 1) => ({ median: median(xs), text: showSpread(xs, digits) });
 
 const without = bundle("without-pack.js");
 const withPack = bundle("with-pack.js");
@@ -113,7 +109,7 @@ for (let i = 0; i < RUNS; i++) runs.push(await heapRun());
 const heap = spread(runs.map((r) => r.heapMb));
 
 const wranglerVersion = JSON.parse(readFileSync(join(root, "node_modules/wrangler/package.json"), "utf8")).version;
-console.log(`bench:edge on ${os.cpus()[0].model} (${os.cpus().length} cores), Node ${process.version}, wrangler ${wranglerVersion} (workerd), ${RUNS} runs`);
+console.log(`bench:edge on ${machine()}, wrangler ${wranglerVersion} (workerd), ${RUNS} runs`);
 console.table([
   { what: "wasm (gzip -9)", kb: kb(gz(wasm)), raw_kb: kb(wasm.length), goal: "≤ 200" },
   { what: "npm tarball", kb: kb(statSync(tarball).size), raw_kb: "", goal: "" },

@@ -22,6 +22,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Memory, extractMemories } from "../pkg/node.js";
+import { machine } from "./stats.mjs";
 
 const data = process.env.LOCOMO_DATA ?? new URL("../../shared/data/locomo/", import.meta.url).pathname;
 const zhData = new URL("./data/zh/", import.meta.url).pathname;
@@ -128,7 +129,7 @@ for (const [label, folder] of [["LoCoMo dev", data], ["our Chinese set", zhData]
   }
 }
 
-console.log("Extraction on LoCoMo observations (dev split) and our Chinese set, scored by observations.py");
+console.log(`Extraction on LoCoMo observations (dev split) and our Chinese set, scored by observations.py; ${machine()}; deterministic: one run`);
 console.table(results.map((r) => ({
   set: r.set, extractor: r.extractor, "evidence recall": r.evidence_recall, "text recall": r.text_recall,
   precision: r.precision, "per session": r.memories_per_session,

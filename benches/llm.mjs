@@ -10,9 +10,9 @@
 // 3. the same endSession over real HTTP to the local server, for scale.
 // Last line: one JSON object.
 import * as am from "../pkg/node.js";
+import { machine, median, showSpread } from "./stats.mjs";
 import { scriptedModel, startLlmServer } from "../scripts/llm-server.mjs";
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 const tokens = (s) => Math.ceil(s.length / 4);
 
 /** A hook around the scripted model that times itself. */
@@ -123,11 +123,11 @@ for (let run = 0; run < 10; run++) {
 await server.close();
 
 const memories = (await (await am.Memory.open({ namespace: "usage", sessionId: "x", store: adapter })).memories()).length;
-console.log(`LLM pipeline, Node ${process.version}, scripted model`);
+console.log(`LLM pipeline, ${machine()}, scripted model; median (min-max) over ${overhead.length} runs after 5 warm-ups`);
 console.table([
-  { figure: "endSession of 50 messages: library overhead (median, ms)", value: +median(overhead).toFixed(2), goal: "<= 5" },
-  { figure: "endSession of 50 messages: total incl. in-process hook (median, ms)", value: +median(totals).toFixed(2), goal: "" },
-  { figure: "endSession of 50 messages over HTTP to 127.0.0.1 (median, ms)", value: +median(httpTimes).toFixed(2), goal: "" },
+  { figure: "endSession of 50 messages: library overhead (ms)", value: showSpread(overhead, 2), goal: "<= 5" },
+  { figure: "endSession of 50 messages: total incl. in-process hook (ms)", value: showSpread(totals, 2), goal: "" },
+  { figure: "endSession of 50 messages over HTTP to 127.0.0.1 (ms)", value: showSpread(httpTimes, 2), goal: "" },
   { figure: "model calls per endSession of 50 messages", value: callsPerEnd, goal: "<= 1 judge + 1 resolve + 1 summary" },
   { figure: "model calls per 100 turns (4 sessions, compression on)", value: calls, goal: "report" },
   { figure: "model tokens per 100 turns", value: tok, goal: "report" },

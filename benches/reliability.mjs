@@ -18,13 +18,13 @@
 // Then the fuzz targets (scripts/fuzz.mjs), FUZZ_CASES cases each (default
 // 100,000). STAGES (default "crash,tabs,instances,storm,fuzz") runs a part.
 // Last line: one JSON object of the stages run.
-import os from "node:os";
 import { execFileSync } from "node:child_process";
 import { crashTrials } from "../scripts/crash-trial.mjs";
 import { manyTabs } from "../scripts/many-tabs.mjs";
 import { faultStorm } from "../scripts/fault-storm.mjs";
 import { manyInstances } from "../scripts/many-instances.mjs";
 import { fuzz } from "../scripts/fuzz.mjs";
+import { machine } from "./stats.mjs";
 
 const TRIALS = Number(process.env.TRIALS ?? 200);
 const ROUNDS = Number(process.env.ROUNDS ?? 25);
@@ -48,7 +48,7 @@ const storms = STAGES.has("storm") ? await faultStorm({ rounds: STORMS, faultRat
 const fuzzed = STAGES.has("fuzz") ? fuzz({ cases: FUZZ_CASES }) : null;
 const sum = (f) => sets.reduce((n, s) => n + f(s), 0);
 const chromium = execFileSync(process.env.CHROMIUM ?? "/usr/bin/chromium", ["--version"], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
-console.log(`bench:reliability on ${os.cpus()[0].model} (${os.cpus().length} cores), Node ${process.version}, ${chromium}; ` +
+console.log(`bench:reliability on ${machine()}, ${chromium}; ` +
   `stages ${[...STAGES].join(", ")}; ${((performance.now() - started) / 1000).toFixed(0)} s`);
 const figures = {};
 if (sets.length) {

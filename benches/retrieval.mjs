@@ -13,11 +13,11 @@
 // not quality (quality is bench:locomo). Each figure is the median over the
 // queries; RUNS (default 3) runs give its spread. Last line: one JSON object.
 import { readFileSync } from "node:fs";
-import os from "node:os";
 import { create, insertMultiple, search as oramaSearch } from "@orama/orama";
 import MiniSearch from "minisearch";
 import { Memory, SearchIndex } from "../pkg/node.js";
 import { STOP_WORDS } from "./stop-words.mjs";
+import { machine, median, spread as spreadOf } from "./stats.mjs";
 
 const data = process.env.LOCOMO_DATA ?? new URL("../../shared/data/locomo/", import.meta.url).pathname;
 const turns = readFileSync(`${data}/memories.jsonl`, "utf8").trim().split("\n").map((l) => JSON.parse(l).text);
@@ -49,14 +49,13 @@ function docs(n) {
   }));
 }
 const queryVectors = (() => { const next = rng(99); return questions.map(() => unitVector(next)); })();
-const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 const RUNS = Number(process.env.RUNS ?? 3);
 const stop = new Set(STOP_WORDS);
 /** Spread over runs of a per-run median: { min, median, max }. */
 async function spread(measure) {
   const xs = [];
   for (let r = 0; r < RUNS; r++) xs.push(await measure());
-  return { min: Math.min(...xs), median: median(xs), max: Math.max(...xs) };
+  return spreadOf(xs);
 }
 const time = (f) => { const t0 = performance.now(); f(); return performance.now() - t0; };
 const timeAsync = async (f) => { const t0 = performance.now(); await f(); return performance.now() - t0; };
@@ -164,7 +163,7 @@ for (const n of [10_000, 100_000]) {
   });
 }
 
-console.log(`Retrieval, Node ${process.version}, ${os.cpus()[0]?.model ?? "cpu"} x ${os.cpus().length}: median search latency over ${questions.length} LoCoMo questions, top-10; median (min-max) over ${RUNS} runs (build: whole index, one run)`);
+console.log(`Retrieval, ${machine()}: median search latency over ${questions.length} LoCoMo questions, top-10; median (min-max) over ${RUNS} runs (build: whole index, one run)`);
 console.table(rows);
 const r3 = (x) => (x == null ? null : Math.round(x * 1000) / 1000);
 console.log(JSON.stringify({ runs: RUNS, ...Object.fromEntries(Object.entries(figures).map(([k, v]) => [k, r3(v)])) }));

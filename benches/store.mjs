@@ -7,12 +7,12 @@
 // (Dexie: open and read all). Each figure is measured RUNS times (default 5;
 // opens OPENS times, default 8) and printed as min / median / max. Last line:
 // one JSON object of the medians.
-import os from "node:os";
 import { fileURLToPath } from "node:url";
 import { readFileSync, existsSync } from "node:fs";
 import { startServer } from "../scripts/static-server.mjs";
 import { launchChromium, runPage } from "../scripts/chromium.mjs";
 import { mixedCorpus } from "./corpus.mjs";
+import { machine, median, showSpread as spread } from "./stats.mjs";
 
 const RUNS = Number(process.env.RUNS ?? 5);
 const OPENS = Number(process.env.OPENS ?? 8);
@@ -52,13 +52,9 @@ try {
   server.close();
 }
 const version = (p) => JSON.parse(readFileSync(new URL(p, import.meta.url), "utf8")).version;
-const sorted = (xs) => [...xs].sort((a, b) => a - b);
-const median = (xs) => sorted(xs)[xs.length >> 1];
-const fmt = (x) => (x >= 100 ? Math.round(x).toLocaleString("en-US") : x.toFixed(1));
-const spread = (xs) => `${fmt(median(xs))} (${fmt(sorted(xs)[0])}-${fmt(sorted(xs).at(-1))})`;
 
-console.log(`bench:store: headless Chromium ${browser.version?.() ?? ""}, ${os.cpus()[0]?.model ?? "cpu"} x ${os.cpus().length}, ` +
-  `Node ${process.version}, agent-memory ${version("../pkg/package.json")}, Dexie ${version("../node_modules/dexie/package.json")}; ` +
+console.log(`bench:store: headless Chromium ${browser.version?.() ?? ""}, ${machine()}, ` +
+  `agent-memory ${version("../pkg/package.json")}, Dexie ${version("../node_modules/dexie/package.json")}; ` +
   `${RUNS} runs per write figure, ${OPENS} opens; median (min-max); ${((performance.now() - started) / 1000).toFixed(0)} s, all in one page`);
 console.table([
   { path: "one write per call (200, per s)", "agent-memory remember": spread(r.single.ours), "... no near-dup dedup": spread(r.single.oursNoDedup),

@@ -5,7 +5,8 @@ import { mixedCorpus, EDGE_CASES } from "./corpus.mjs";
 
 const now = () => performance.now();
 
-/** MB/s of `count` over `texts` (total `bytes`): first pass, then the median of 5 more. */
+/** MB/s of `count` over `texts` (total `bytes`): first pass, then the
+ * median, slowest and fastest of 5 more. */
 function throughput(count, texts, bytes) {
   const pass = () => {
     const t0 = now();
@@ -16,7 +17,8 @@ function throughput(count, texts, bytes) {
   const first = pass();
   const rest = [pass(), pass(), pass(), pass(), pass()].map((p) => p.ms).sort((a, b) => a - b);
   const mb = bytes / 1e6;
-  return { first: mb / (first.ms / 1000), steady: mb / (rest[2] / 1000), tokens: first.n };
+  const rate = (ms) => mb / (ms / 1000);
+  return { first: rate(first.ms), steady: rate(rest[2]), slowest: rate(rest[4]), fastest: rate(rest[0]), tokens: first.n };
 }
 
 function chunks(text, size) {
@@ -60,8 +62,8 @@ export function runTokenizerBench(ours, peers) {
       counter: c.name,
       parity: `${same}/${total}`,
       "whole MB/s (first)": whole.first.toFixed(1),
-      "whole MB/s": whole.steady.toFixed(1),
-      "1KB chunks MB/s": chunked.steady.toFixed(1),
+      "whole MB/s (5 runs)": `${whole.steady.toFixed(1)} (${whole.slowest.toFixed(1)}-${whole.fastest.toFixed(1)})`,
+      "1KB chunks MB/s (5 runs)": `${chunked.steady.toFixed(1)} (${chunked.slowest.toFixed(1)}-${chunked.fastest.toFixed(1)})`,
       tokens: whole.tokens,
       _mbps: Math.min(whole.steady, chunked.steady),
     });

@@ -13,6 +13,7 @@ import * as gptCl100k from "gpt-tokenizer/encoding/cl100k_base";
 import * as gptO200k from "gpt-tokenizer/encoding/o200k_base";
 import * as am from "../pkg/node.js";
 import { runTokenizerBench } from "./tokenizer-harness.mjs";
+import { machine } from "./stats.mjs";
 
 const pkg = (p) => new URL(`../pkg/${p}`, import.meta.url);
 const gzKb = (p) => gzipSync(readFileSync(pkg(p)), { level: 9 }).length / 1024;
@@ -52,7 +53,7 @@ const peers = [
 ];
 const { rows, parity, corpusBytes } = runTokenizerBench(ours, peers);
 
-console.log(`Tokenizer throughput, Node ${process.version}, ${(corpusBytes / 1e6).toFixed(2)} MB mixed EN/ZH/JA/KO/code/emoji, cl100k`);
+console.log(`Tokenizer throughput, ${machine()}, median (slowest-fastest) of 5 runs after a first pass, ${(corpusBytes / 1e6).toFixed(2)} MB mixed EN/ZH/JA/KO/code/emoji, cl100k`);
 console.table(rows.map(({ _mbps, ...r }) => r));
 
 const setup = { cl100k: packSetup("cl100k"), o200k: packSetup("o200k") };

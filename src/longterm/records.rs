@@ -42,6 +42,21 @@ pub const EXPORT_VERSION: u32 = 1;
 /// Default TTL of processed-message hashes: 7 days.
 pub const PROCESSED_TTL_MS: i64 = 7 * 24 * 3600 * 1000;
 
+/// How many times a write is planned again after another instance wrote
+/// first, before it gives up with an error.
+const MAX_PLANS: u32 = 3;
+/// The generation a view holds when the stored one could not be read.
+const UNREADABLE: u64 = u64::MAX;
+
+/// What a `remember` does: an outcome per memory (a supersession's is set
+/// once it is written), the memories to store, and the supersessions
+/// `(outcome index, new memory, ids it replaces, what changed)`.
+struct Plan {
+    outcomes: Vec<Option<Remembered>>,
+    new_entries: Vec<MemoryEntry>,
+    supersessions: Vec<(usize, MemoryEntry, Vec<String>, Option<Change>)>,
+}
+
 fn entry_key(id: &str) -> String {
     format!("{ENTRY_PREFIX}{id}")
 }
@@ -204,14 +219,14 @@ impl Records {
             None => 0,
             Some(g) => g.parse().unwrap_or_else(|_| {
                 self.damage.report(GENERATION_KEY, "not a generation number");
-                u64::MAX
+                UNREADABLE
             }),
         })
     }
 
     /// A generation no instance holds (and never the unreadable marker).
     fn next_generation(&self) -> u64 {
-        crate::entry::random_u64(self.clock.now_ms()).min(u64::MAX - 1)
+        crate::entry::random_u64(self.clock.now_ms()).min(UNREADABLE - 1)
     }
 
     /// Reloads when another instance (another tab) wrote since we last
@@ -224,15 +239,32 @@ impl Records {
         Ok(false)
     }
 
-    /// Writes `items` together with a bumped generation, then applies them.
+    /// Writes `entries` together with a bumped generation, then applies them.
     async fn write(&mut self, entries: Vec<MemoryEntry>) -> Result<()> {
+        self.write_checked(entries, false).await.map(drop)
+    }
+
+    /// [`Records::write`] only if the store is still at this view's
+    /// generation; says whether it wrote.
+    async fn write_if_current(&mut self, entries: Vec<MemoryEntry>) -> Result<bool> {
+        self.write_checked(entries, true).await
+    }
+
+    async fn write_checked(&mut self, entries: Vec<MemoryEntry>, check: bool) -> Result<bool> {
         let mut items = Vec::with_capacity(entries.len() + 1);
         for e in &entries {
             items.push((entry_key(&e.id), to_json(e)?));
         }
         let generation = self.next_generation();
         items.push((GENERATION_KEY.to_string(), generation.to_string()));
-        self.store.put_many(items.clone()).await?;
+        if check {
+            let expected = (self.generation != 0).then(|| self.generation.to_string());
+            if !self.store.put_many_if(GENERATION_KEY, expected.as_deref(), items.clone()).await? {
+                return Ok(false);
+            }
+        } else {
+            self.store.put_many(items.clone()).await?;
+        }
         self.generation = generation;
         for (key, _) in &items {
             self.damage.repaired(key);
@@ -243,7 +275,64 @@ impl Records {
             self.fingerprints.remove(&e.id);
             self.entries.insert(e.id.clone(), e);
         }
-        Ok(())
+        Ok(true)
+    }
+
+    /// What remembering `entries` does against the view held: each is
+    /// deduplicated against the valid memories of its scope and the
+    /// batch's earlier ones.
+    fn plan(&mut self, entries: &[MemoryEntry], dedup: &DedupOptions) -> Plan {
+        let mut outcomes: Vec<Option<Remembered>> = Vec::with_capacity(entries.len());
+        let mut new_entries: Vec<MemoryEntry> = Vec::new();
+        let mut supersessions = Vec::new();
+        // Newest first, so a duplicate reports the most recent match; each
+        // with its fingerprint, looked up once per batch rather than per pair.
+        let mut valid: Vec<&MemoryEntry> = self.entries.values().filter(|e| e.is_valid()).collect();
+        valid.sort_by_key(|e| std::cmp::Reverse(e.timestamp));
+        for e in &valid {
+            if !self.fingerprints.contains_key(&e.id) {
+                self.fingerprints.insert(e.id.clone(), Fingerprint::new(&e.content));
+            }
+        }
+        let existing: Vec<(&MemoryEntry, &Fingerprint)> =
+            valid.into_iter().map(|e| (e, &self.fingerprints[&e.id])).collect();
+        let mut batch: Vec<(Fingerprint, &MemoryEntry)> = Vec::new();
+        'entries: for entry in entries {
+            let fp = Fingerprint::new(&entry.content);
+            let mut replaced = Vec::new();
+            let mut change = None;
+            for &(old, old_fp) in existing.iter().filter(|(e, _)| e.scope == entry.scope) {
+                match relation_of(&fp, old_fp, dedup) {
+                    Relation::Duplicate(similarity) => {
+                        let existing = old.clone();
+                        outcomes.push(Some(Remembered::Duplicate { existing, similarity }));
+                        continue 'entries;
+                    }
+                    Relation::Fuller => replaced.push(old.id.clone()),
+                    Relation::Changed(c) => {
+                        replaced.push(old.id.clone());
+                        change = change.or(Some(c));
+                    }
+                    Relation::Unrelated => {}
+                }
+            }
+            for (other_fp, other) in batch.iter().rev().filter(|(_, o)| o.scope == entry.scope) {
+                if let Relation::Duplicate(similarity) = relation_of(&fp, other_fp, dedup) {
+                    let existing = (*other).clone();
+                    outcomes.push(Some(Remembered::Duplicate { existing, similarity }));
+                    continue 'entries;
+                }
+            }
+            if replaced.is_empty() {
+                new_entries.push(entry.clone());
+                outcomes.push(Some(Remembered::Stored { entry: entry.clone() }));
+            } else {
+                supersessions.push((outcomes.len(), entry.clone(), replaced, change));
+                outcomes.push(None);
+            }
+            batch.push((fp, entry));
+        }
+        Plan { outcomes, new_entries, supersessions }
     }
 
     fn check_scope(entry: &MemoryEntry) -> Result<()> {
@@ -288,58 +377,37 @@ impl Records {
         for e in &entries {
             Self::check_scope(e)?;
         }
-        self.refresh().await?;
-        let mut outcomes: Vec<Option<Remembered>> = Vec::with_capacity(entries.len());
-        let mut new_entries: Vec<MemoryEntry> = Vec::new();
-        let mut supersessions: Vec<(usize, MemoryEntry, Vec<String>, Option<Change>)> = Vec::new();
-        // Newest first, so a duplicate reports the most recent match; each
-        // with its fingerprint, looked up once per batch rather than per pair.
-        let mut valid: Vec<&MemoryEntry> = self.entries.values().filter(|e| e.is_valid()).collect();
-        valid.sort_by_key(|e| std::cmp::Reverse(e.timestamp));
-        for e in &valid {
-            self.fingerprints.entry(e.id.clone()).or_insert_with(|| Fingerprint::new(&e.content));
-        }
-        let existing: Vec<(&MemoryEntry, &Fingerprint)> =
-            valid.into_iter().map(|e| (e, &self.fingerprints[&e.id])).collect();
-        let mut batch: Vec<(Fingerprint, MemoryEntry)> = Vec::new();
-        'entries: for entry in entries {
-            let fp = Fingerprint::new(&entry.content);
-            let mut replaced = Vec::new();
-            let mut change = None;
-            for &(old, old_fp) in existing.iter().filter(|(e, _)| e.scope == entry.scope) {
-                match relation_of(&fp, old_fp, dedup) {
-                    Relation::Duplicate(similarity) => {
-                        let existing = old.clone();
-                        outcomes.push(Some(Remembered::Duplicate { existing, similarity }));
-                        continue 'entries;
-                    }
-                    Relation::Fuller => replaced.push(old.id.clone()),
-                    Relation::Changed(c) => {
-                        replaced.push(old.id.clone());
-                        change = change.or(Some(c));
-                    }
-                    Relation::Unrelated => {}
+        // Planned against the view held, then written only if the store is
+        // still at the view's generation (one transaction where the backend
+        // allows): a write costs no read of its own. If another instance
+        // wrote meanwhile, reload and plan again. A plan with nothing to
+        // write (all duplicates) checks the generation with a read instead.
+        let mut plan = self.plan(&entries, dedup);
+        for tries in 1.. {
+            let current = if plan.new_entries.is_empty() || self.generation == UNREADABLE {
+                // `refresh` reloads when the store moved on.
+                let moved = self.refresh().await?;
+                if !moved && !plan.new_entries.is_empty() {
+                    self.write(plan.new_entries.clone()).await?;
                 }
-            }
-            for (other_fp, other) in batch.iter().rev().filter(|(_, o)| o.scope == entry.scope) {
-                if let Relation::Duplicate(similarity) = relation_of(&fp, other_fp, dedup) {
-                    let existing = other.clone();
-                    outcomes.push(Some(Remembered::Duplicate { existing, similarity }));
-                    continue 'entries;
-                }
-            }
-            if replaced.is_empty() {
-                new_entries.push(entry.clone());
-                outcomes.push(Some(Remembered::Stored { entry: entry.clone() }));
+                !moved
+            } else if self.write_if_current(plan.new_entries.clone()).await? {
+                true
             } else {
-                supersessions.push((outcomes.len(), entry.clone(), replaced, change));
-                outcomes.push(None);
+                self.reload().await?;
+                false
+            };
+            if current {
+                break;
             }
-            batch.push((fp, entry));
+            if tries == MAX_PLANS {
+                return Err(Error::storage(
+                    "other writers changed the namespace during every try of this write; try again",
+                ));
+            }
+            plan = self.plan(&entries, dedup);
         }
-        if !new_entries.is_empty() {
-            self.write(new_entries).await?;
-        }
+        let Plan { mut outcomes, supersessions, .. } = plan;
         for (at, mut entry, replaced, change) in supersessions {
             if let Some(c) = change {
                 // Kept on the memory, so a reviewer (or the judge) sees why.
@@ -744,6 +812,25 @@ mod tests {
         let bad = vec![env.fact("fine"), new_memory("", Scope::User, 0)];
         assert!(block_on(lt.remember_many(bad)).is_err());
         assert_eq!(lt.valid().len(), 3);
+    }
+
+    #[test]
+    fn a_stale_view_writes_only_after_planning_again_against_the_store() {
+        let env = Env::new();
+        let (mut a, mut b) = (env.open(), env.open());
+        block_on(b.remember(env.fact("Lives in Lisbon"))).unwrap();
+        // `a` opened before that write: its check-and-write finds the store
+        // moved on, reloads, and sees the duplicate instead of storing twice.
+        let writes = env.store.writes();
+        let r = block_on(a.remember(env.fact("lives in lisbon."))).unwrap();
+        assert!(matches!(r, Remembered::Duplicate { .. }), "{r:?}");
+        assert_eq!(env.store.writes(), writes, "nothing written");
+        // Current again, a new fact is one write.
+        block_on(a.remember(env.fact("Has two cats"))).unwrap();
+        assert_eq!(env.store.writes(), writes + 1);
+        let mut c = env.open();
+        assert!(!block_on(c.refresh()).unwrap());
+        assert_eq!(c.valid().len(), 2);
     }
 
     #[test]

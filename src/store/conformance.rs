@@ -55,6 +55,17 @@ pub async fn run(store: &dyn Store) -> Result<()> {
     store.put_many(vec![kv("entry/a", "{\"n\":3}")]).await?;
     check(store.get("entry/a").await?.as_deref() == Some("{\"n\":3}"), "put overwrites")?;
 
+    // Check-and-write: nothing when the check fails, all when it holds.
+    check(!store.put_many_if("gen", Some("1"), vec![kv("entry/c", "x")]).await?, "a failed check writes")?;
+    check(store.get("entry/c").await?.is_none(), "a failed check wrote nothing")?;
+    check(
+        store.put_many_if("gen", None, vec![kv("gen", "1"), kv("entry/c", "x")]).await?,
+        "a check of an absent key",
+    )?;
+    check(store.put_many_if("gen", Some("1"), vec![kv("gen", "2")]).await?, "a check that holds writes")?;
+    check(store.get("gen").await?.as_deref() == Some("2"), "a check-and-write wrote")?;
+    store.delete_many(vec!["gen".into(), "entry/c".into()]).await?;
+
     store.delete_many(vec!["entry/a".into(), "never-there".into()]).await?;
     check(store.get("entry/a").await?.is_none(), "delete removes the key")?;
     check(store.list("entry").await?.len() == 2, "delete leaves other keys")?;

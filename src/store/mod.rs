@@ -28,6 +28,27 @@ pub trait Store {
 
     /// Every `(key, value)` whose key starts with `prefix`, in key order.
     fn list<'a>(&'a self, prefix: &'a str) -> LocalBoxFuture<'a, Result<Vec<(String, String)>>>;
+
+    /// Writes `items` (all or none) only if `check` still holds `expected`
+    /// (`None`: absent); says whether it wrote. A writer that last saw the
+    /// namespace at some generation writes without a read of its own when
+    /// the backend can check and write in one transaction (IndexedDB does);
+    /// here a read, then the write: callers hold the namespace lock, so
+    /// nothing of this library writes in between.
+    fn put_many_if<'a>(
+        &'a self,
+        check: &'a str,
+        expected: Option<&'a str>,
+        items: Vec<(String, String)>,
+    ) -> LocalBoxFuture<'a, Result<bool>> {
+        Box::pin(async move {
+            if self.get(check).await?.as_deref() != expected {
+                return Ok(false);
+            }
+            self.put_many(items).await?;
+            Ok(true)
+        })
+    }
 }
 
 /// Deletes every record of the namespace the store holds (memories,

@@ -98,6 +98,28 @@ fn record_text(value: &JsValue) -> Option<String> {
     field("v")?.as_string()
 }
 
+/// Issues the puts of `items` (records, and index rows of memories) in
+/// `tx`; aborts it on the first that fails.
+fn put_all(
+    tx: &IdbTransaction,
+    records: &IdbObjectStore,
+    memories: &IdbObjectStore,
+    items: &[(String, String)],
+) -> Result<()> {
+    for (k, v) in items {
+        let key = JsValue::from_str(k);
+        let mut put = records.put_with_key(&stored_value(k, v), &key).map(|_| ());
+        if let (Ok(()), Some(row)) = (&put, index_row(k, v)) {
+            put = memories.put_with_key(&row, &key).map(|_| ());
+        }
+        if let Err(e) = put {
+            let _ = tx.abort();
+            return Err(idb_error("put", e));
+        }
+    }
+    Ok(())
+}
+
 /// The upgrade step: creates what is missing and migrates older records.
 fn upgrade(
     db: &IdbDatabase,
@@ -352,18 +374,27 @@ impl IndexedDbStore {
             return Ok(());
         }
         let (tx, records, memories) = self.both().await?;
-        for (k, v) in &items {
-            let key = JsValue::from_str(k);
-            let mut put = records.put_with_key(&stored_value(k, v), &key).map(|_| ());
-            if let (Ok(()), Some(row)) = (&put, index_row(k, v)) {
-                put = memories.put_with_key(&row, &key).map(|_| ());
-            }
-            if let Err(e) = put {
-                let _ = tx.abort();
-                return Err(idb_error("put", e));
-            }
-        }
+        put_all(&tx, &records, &memories, &items)?;
         transaction_done(&tx, "put").await
+    }
+
+    /// The check and the write in one transaction: the read's result
+    /// arrives while the transaction is still active (promise reactions run
+    /// before it can commit), so the puts join it.
+    async fn put_many_if_impl(
+        &self,
+        check: &str,
+        expected: Option<&str>,
+        items: Vec<(String, String)>,
+    ) -> Result<bool> {
+        let (tx, records, memories) = self.both().await?;
+        let req = records.get(&JsValue::from_str(check)).map_err(|e| idb_error("get", e))?;
+        if record_text(&request_done(&req, "get").await?).as_deref() != expected {
+            return Ok(false);
+        }
+        put_all(&tx, &records, &memories, &items)?;
+        transaction_done(&tx, "put").await?;
+        Ok(true)
     }
 
     async fn delete_many_impl(&self, keys: Vec<String>) -> Result<()> {
@@ -419,6 +450,15 @@ impl Store for IndexedDbStore {
 
     fn delete_many(&self, keys: Vec<String>) -> LocalBoxFuture<'_, Result<()>> {
         Box::pin(self.delete_many_impl(keys))
+    }
+
+    fn put_many_if<'a>(
+        &'a self,
+        check: &'a str,
+        expected: Option<&'a str>,
+        items: Vec<(String, String)>,
+    ) -> LocalBoxFuture<'a, Result<bool>> {
+        Box::pin(self.put_many_if_impl(check, expected, items))
     }
 
     fn list<'a>(&'a self, prefix: &'a str) -> LocalBoxFuture<'a, Result<Vec<(String, String)>>> {
