@@ -15,8 +15,10 @@
 // Then LLM fault storms (scripts/fault-storm.mjs): STORMS rounds (default
 // 100) of 30 turns with compression and session end while half the model
 // requests fail in one of nine ways, then recovery on a restarted instance.
-// Then the fuzz targets (scripts/fuzz.mjs), FUZZ_CASES cases each (default
-// 100,000). STAGES (default "crash,tabs,instances,storm,fuzz") runs a part.
+// Then the bad-input matrix (scripts/bad-inputs.mjs) BAD_REPEATS times
+// (default 10), and the fuzz targets (scripts/fuzz.mjs), FUZZ_CASES cases
+// each (default 100,000). STAGES (default
+// "crash,tabs,instances,storm,bad,fuzz") runs a part.
 // Last line: one JSON object of the stages run.
 import { execFileSync } from "node:child_process";
 import { crashTrials } from "../scripts/crash-trial.mjs";
@@ -24,6 +26,7 @@ import { manyTabs } from "../scripts/many-tabs.mjs";
 import { faultStorm } from "../scripts/fault-storm.mjs";
 import { manyInstances } from "../scripts/many-instances.mjs";
 import { fuzz } from "../scripts/fuzz.mjs";
+import { badInputMatrix } from "../scripts/bad-inputs.mjs";
 import { machine } from "./stats.mjs";
 
 const TRIALS = Number(process.env.TRIALS ?? 200);
@@ -33,7 +36,8 @@ const STORMS = Number(process.env.STORMS ?? 100);
 const INSTANCE_ROUNDS = Number(process.env.INSTANCE_ROUNDS ?? 100);
 const SETS = Number(process.env.SETS ?? 4);
 const FUZZ_CASES = Number(process.env.FUZZ_CASES ?? 100_000);
-const STAGES = new Set((process.env.STAGES ?? "crash,tabs,instances,storm,fuzz").split(","));
+const BAD_REPEATS = Number(process.env.BAD_REPEATS ?? 10);
+const STAGES = new Set((process.env.STAGES ?? "crash,tabs,instances,storm,bad,fuzz").split(","));
 const started = performance.now();
 const sets = [];
 for (let s = 1; STAGES.has("crash") && s <= SETS; s++) {
@@ -45,6 +49,8 @@ for (let s = 1; STAGES.has("crash") && s <= SETS; s++) {
 const tabs = STAGES.has("tabs") ? await manyTabs({ tabs: TABS, rounds: ROUNDS, seed: 1 }) : null;
 const instances = STAGES.has("instances") ? await manyInstances({ instances: TABS, rounds: INSTANCE_ROUNDS, seed: 1 }) : null;
 const storms = STAGES.has("storm") ? await faultStorm({ rounds: STORMS, faultRate: 0.5, seed: 1 }) : null;
+const bad = [];
+for (let i = 0; STAGES.has("bad") && i < BAD_REPEATS; i++) bad.push(await badInputMatrix());
 const fuzzed = STAGES.has("fuzz") ? fuzz({ cases: FUZZ_CASES }) : null;
 const sum = (f) => sets.reduce((n, s) => n + f(s), 0);
 const chromium = execFileSync(process.env.CHROMIUM ?? "/usr/bin/chromium", ["--version"], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
@@ -63,10 +69,10 @@ if (sets.length) {
   console.log(`acknowledged writes per trial, by set: median ${perTrial[Math.floor(perTrial.length / 2)].toFixed(1)} (${perTrial[0].toFixed(1)}-${perTrial.at(-1).toFixed(1)})`);
   Object.assign(figures, {
     crash_trials: sum((s) => s.trials),
+    crash_lost: sum((s) => s.lost),
     page_closed: sum((s) => s.byKill.closePage),
     browser_killed: sum((s) => s.byKill.killBrowser),
     acknowledged_writes: sum((s) => s.acked),
-    lost: sum((s) => s.lost),
     duplicates: sum((s) => s.duplicates),
     damaged: sum((s) => s.damaged),
     owed: sum((s) => s.owed),
@@ -76,7 +82,8 @@ if (tabs) {
   console.table([{ rounds: tabs.rounds, tabs: tabs.tabs, "messages written": tabs.messages, "memories remembered": tabs.memories,
     lost: tabs.lost, duplicates: tabs.duplicates, "judged twice": tabs.judgedTwice, owed: tabs.owed, damaged: tabs.damaged }]);
   if (tabs.failures.length) console.log("many-tabs failures:", JSON.stringify(tabs.failures));
-  Object.assign(figures, { tab_rounds: tabs.rounds, tab_lost: tabs.lost, tab_duplicates: tabs.duplicates, tab_judged_twice: tabs.judgedTwice });
+  Object.assign(figures, { tab_rounds: tabs.rounds, tab_ops: tabs.messages + tabs.memories, tab_lost: tabs.lost,
+    tab_duplicates: tabs.duplicates, tab_judged_twice: tabs.judgedTwice });
 }
 if (instances) {
   console.table([{ rounds: instances.rounds, "Node instances": instances.instances, "messages written": instances.messages,
@@ -91,13 +98,21 @@ if (storms) {
   console.table([{ rounds: storms.rounds, "model requests": storms.requests, "faults injected": injected, ...storms.injected,
     recovered: storms.recovered, lost: storms.lost, duplicates: storms.duplicates }]);
   if (storms.failures.length) console.log("storm failures:", JSON.stringify(storms.failures));
-  Object.assign(figures, { storm_rounds: storms.rounds, storm_faults: injected, storm_recovered: storms.recovered, storm_lost: storms.lost });
+  Object.assign(figures, { llm_rounds: storms.rounds, llm_faults: injected, llm_recovered: storms.recovered, llm_lost: storms.lost });
+}
+if (bad.length) {
+  const calls = bad.reduce((n, b) => n + b.calls, 0);
+  const problems = bad.flatMap((b) => b.problems);
+  console.table([{ "matrix runs": bad.length, "calls per run": bad[0].calls, "parameters": bad[0].params, "bad calls": calls,
+    "untyped, unlisted or breaking": problems.length }]);
+  for (const p of problems.slice(0, 20)) console.log(`bad input: ${p}`);
+  Object.assign(figures, { bad_inputs: calls, bad_input_crashes: problems.length });
 }
 if (fuzzed) {
   console.table(fuzzed.map((t) => ({ target: t.target, "property tests": t.tests.length, executions: t.executions,
     seconds: Number(t.seconds.toFixed(1)), findings: t.findings.length })));
   for (const t of fuzzed) for (const f of t.findings) console.log(`finding in ${t.target} (${f.test}):\n${f.output}`);
-  Object.assign(figures, { fuzz_executions: fuzzed.reduce((n, t) => n + t.executions, 0),
-    fuzz_findings: fuzzed.reduce((n, t) => n + t.findings.length, 0) });
+  Object.assign(figures, { fuzz_execs: fuzzed.reduce((n, t) => n + t.executions, 0),
+    fuzz_findings_open: fuzzed.reduce((n, t) => n + t.findings.length, 0) });
 }
 console.log(JSON.stringify(figures));
