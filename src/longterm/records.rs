@@ -140,6 +140,9 @@ pub struct Records {
     fingerprints: HashMap<String, Fingerprint>,
     processed: HashMap<String, i64>,
     generation: u64,
+    /// The generation's text as last read or written: what a
+    /// check-and-write expects to find.
+    generation_text: Option<String>,
     storage_bytes: u64,
     damage: Rc<DamageLog>,
 }
@@ -166,6 +169,7 @@ impl Records {
             fingerprints: HashMap::default(),
             processed: HashMap::default(),
             generation: 0,
+            generation_text: None,
             storage_bytes: 0,
             damage,
         };
@@ -190,7 +194,7 @@ impl Records {
         self.storage_bytes = 0;
         // The generation first: a write that lands between it and the lists
         // makes the next check reload again, never miss.
-        self.generation = self.stored_generation().await?;
+        (self.generation, self.generation_text) = self.read_generation().await?;
         for (key, json) in self.store.list(ENTRY_PREFIX).await? {
             let Some(e) = damage::parse::<MemoryEntry>(&self.damage, &key, &json) else { continue };
             if key[ENTRY_PREFIX.len()..] != e.id || e.validate().is_err() {
@@ -212,16 +216,26 @@ impl Records {
         Ok(())
     }
 
-    /// The stored generation; an unreadable one reads as "changed" (the
-    /// maximum), so every look reloads until a write repairs it.
-    async fn stored_generation(&self) -> Result<u64> {
-        Ok(match self.store.get(GENERATION_KEY).await? {
+    /// The stored generation, and its text as stored (what a
+    /// check-and-write compares: "0" or "+5" parse to numbers too, and must
+    /// not make every check fail). An unreadable one reads as "changed"
+    /// (the maximum), so every look reloads until a write repairs it.
+    async fn read_generation(&self) -> Result<(u64, Option<String>)> {
+        let text = self.store.get(GENERATION_KEY).await?;
+        let generation = match &text {
             None => 0,
             Some(g) => g.parse().unwrap_or_else(|_| {
                 self.damage.report(GENERATION_KEY, "not a generation number");
                 UNREADABLE
             }),
-        })
+        };
+        Ok((generation, text))
+    }
+
+    /// Holds `generation`, just written.
+    fn set_generation(&mut self, generation: u64) {
+        self.generation = generation;
+        self.generation_text = Some(generation.to_string());
     }
 
     /// A generation no instance holds (and never the unreadable marker).
@@ -232,10 +246,12 @@ impl Records {
     /// Reloads when another instance (another tab) wrote since we last
     /// looked; says whether it did. Called before every write.
     pub async fn refresh(&mut self) -> Result<bool> {
-        if self.stored_generation().await? != self.generation {
+        let (generation, text) = self.read_generation().await?;
+        if generation != self.generation {
             self.reload().await?;
             return Ok(true);
         }
+        self.generation_text = text;
         Ok(false)
     }
 
@@ -258,14 +274,14 @@ impl Records {
         let generation = self.next_generation();
         items.push((GENERATION_KEY.to_string(), generation.to_string()));
         if check {
-            let expected = (self.generation != 0).then(|| self.generation.to_string());
+            let expected = self.generation_text.clone();
             if !self.store.put_many_if(GENERATION_KEY, expected.as_deref(), items.clone()).await? {
                 return Ok(false);
             }
         } else {
             self.store.put_many(items.clone()).await?;
         }
-        self.generation = generation;
+        self.set_generation(generation);
         for (key, _) in &items {
             self.damage.repaired(key);
         }
@@ -576,7 +592,7 @@ impl Records {
         self.entries.clear();
         self.fingerprints.clear();
         self.processed.clear();
-        self.generation = generation;
+        self.set_generation(generation);
         self.storage_bytes = 0;
         Ok(())
     }
@@ -588,7 +604,7 @@ impl Records {
         self.store.delete_many(ids.iter().map(|id| entry_key(id)).collect()).await?;
         let generation = self.next_generation();
         self.store.put_many(vec![(GENERATION_KEY.to_string(), generation.to_string())]).await?;
-        self.generation = generation;
+        self.set_generation(generation);
         for id in &ids {
             self.damage.repaired(&entry_key(id));
         }
@@ -614,7 +630,7 @@ impl Records {
         let generation = self.next_generation();
         items.push((GENERATION_KEY.to_string(), generation.to_string()));
         self.store.put_many(items).await?;
-        self.generation = generation;
+        self.set_generation(generation);
         for h in hashes {
             self.processed.insert(h.clone(), exp);
         }
@@ -831,6 +847,19 @@ mod tests {
         let mut c = env.open();
         assert!(!block_on(c.refresh()).unwrap());
         assert_eq!(c.valid().len(), 2);
+    }
+
+    #[test]
+    fn a_generation_stored_as_other_text_of_its_number_does_not_block_writes() {
+        // Found by fuzzing: "0" (or "+5") parses to the number held, but the
+        // check-and-write compares text, so every try failed.
+        for text in ["0", "+5", "007"] {
+            let env = Env::new();
+            block_on(env.store.put_many(vec![(GENERATION_KEY.into(), text.into())])).unwrap();
+            let mut lt = env.open();
+            let r = block_on(lt.remember(env.fact("Lives in Lisbon"))).unwrap();
+            assert!(matches!(r, Remembered::Stored { .. }), "{text}: {r:?}");
+        }
     }
 
     #[test]
