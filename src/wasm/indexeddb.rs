@@ -21,11 +21,17 @@
 //! (`versionchange`), this connection closes at once, so the other tab is
 //! never blocked by it, and reopens on its next call (a deleted namespace
 //! is created anew; a newer schema than this code knows is a typed error).
+//! A connection the browser closes on its own (`close`: a disk error, a
+//! full disk, site data cleared) is not reopened: Chromium discards a
+//! database it found damaged when it is next opened, and an instance that
+//! went on writing into the new, empty one would silently disagree with it.
+//! Every later call fails with a `STORAGE` error that says so; a reload
+//! starts over from what the browser kept.
 //! When this tab's open is blocked by a tab that does not close (an older
 //! version of this library, or other code), the open fails with `BLOCKED`
 //! instead of hanging, and the connection, should it open later, is closed.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use js_sys::{Array, Promise};
@@ -232,9 +238,19 @@ async fn transaction_done(tx: &IdbTransaction, context: &str) -> Result<()> {
 
 pub struct IndexedDbStore {
     namespace: String,
-    /// The open connection; `None` once another tab's `versionchange`
-    /// closed it (the next call reopens).
+    /// The open connection; `None` once another tab's `versionchange` or
+    /// the browser closed it (the next call reopens).
     db: Rc<RefCell<Option<IdbDatabase>>>,
+    /// Set once the browser closed the connection itself: never reopened.
+    lost: Rc<Cell<bool>>,
+}
+
+/// The error of every call after the browser closed the connection.
+fn lost_error() -> Error {
+    Error::storage(
+        "IndexedDB: the browser closed the database after a storage failure (a full disk, a damaged file, \
+         or site data cleared); this instance no longer writes to it: reload the page",
+    )
 }
 
 /// Opens (creating or migrating) a namespace's database.
@@ -296,14 +312,17 @@ impl IndexedDbStore {
         if namespace.is_empty() {
             return Err(Error::invalid("namespace must not be empty"));
         }
-        let store = IndexedDbStore { namespace: namespace.to_string(), db: Rc::default() };
+        let store = IndexedDbStore { namespace: namespace.to_string(), db: Rc::default(), lost: Rc::default() };
         store.connection().await?;
         Ok(store)
     }
 
     /// The open connection, reopened after another tab's `versionchange`
-    /// closed it.
+    /// or the browser closed it.
     async fn connection(&self) -> Result<IdbDatabase> {
+        if self.lost.get() {
+            return Err(lost_error());
+        }
         if let Some(db) = self.db.borrow().as_ref() {
             return Ok(db.clone());
         }
@@ -318,8 +337,19 @@ impl IndexedDbStore {
             }
         });
         db.set_onversionchange(Some(on_version_change.as_ref().unchecked_ref()));
-        // Lives as long as the connection's handler may fire: the page's life.
+        let on_close = Closure::<dyn Fn()>::new({
+            let (slot, lost) = (Rc::downgrade(&self.db), Rc::downgrade(&self.lost));
+            move || {
+                if let (Some(slot), Some(lost)) = (slot.upgrade(), lost.upgrade()) {
+                    lost.set(true);
+                    slot.borrow_mut().take();
+                }
+            }
+        });
+        db.set_onclose(Some(on_close.as_ref().unchecked_ref()));
+        // Both live as long as the connection's handlers may fire: the page's life.
         on_version_change.forget();
+        on_close.forget();
         *self.db.borrow_mut() = Some(db.clone());
         Ok(db)
     }
@@ -340,24 +370,31 @@ impl IndexedDbStore {
         request_done(&req, "delete database").await.map(|_| ())
     }
 
+    /// A transaction over `stores`. A connection found closing is one the
+    /// browser closed whose `close` event has not fired yet: it is lost.
+    async fn transaction(&self, stores: &[&str], mode: IdbTransactionMode) -> Result<IdbTransaction> {
+        let names: Array = stores.iter().map(|s| JsValue::from_str(s)).collect();
+        let db = self.connection().await?;
+        db.transaction_with_str_sequence_and_mode(&names, mode).map_err(|e| {
+            if e.dyn_ref::<web_sys::DomException>().is_some_and(|d| d.name() == "InvalidStateError") {
+                self.lost.set(true);
+                self.db.borrow_mut().take();
+                lost_error()
+            } else {
+                idb_error("transaction", e)
+            }
+        })
+    }
+
     async fn records(&self, mode: IdbTransactionMode) -> Result<(IdbTransaction, IdbObjectStore)> {
-        let tx = self
-            .connection()
-            .await?
-            .transaction_with_str_and_mode(RECORDS, mode)
-            .map_err(|e| idb_error("transaction", e))?;
+        let tx = self.transaction(&[RECORDS], mode).await?;
         let store = tx.object_store(RECORDS).map_err(|e| idb_error("transaction", e))?;
         Ok((tx, store))
     }
 
     /// A write transaction over both stores.
     async fn both(&self) -> Result<(IdbTransaction, IdbObjectStore, IdbObjectStore)> {
-        let names = Array::of2(&RECORDS.into(), &MEMORIES.into());
-        let tx = self
-            .connection()
-            .await?
-            .transaction_with_str_sequence_and_mode(&names, IdbTransactionMode::Readwrite)
-            .map_err(|e| idb_error("transaction", e))?;
+        let tx = self.transaction(&[RECORDS, MEMORIES], IdbTransactionMode::Readwrite).await?;
         let records = tx.object_store(RECORDS).map_err(|e| idb_error("transaction", e))?;
         let memories = tx.object_store(MEMORIES).map_err(|e| idb_error("transaction", e))?;
         Ok((tx, records, memories))

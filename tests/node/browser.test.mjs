@@ -244,7 +244,7 @@ for (const from of [1, 2]) {
   });
 }
 
-test("a full disk is a QUOTA_EXCEEDED error; the memory holds exactly what was acknowledged", async (t) => {
+test("a full disk is a typed error (QUOTA_EXCEEDED, or STORAGE once Chromium closes the database); the instance holds what was acknowledged", async (t) => {
   // The profile lives on a 24 MB tmpfs, so the store runs out of space
   // after some hundred memories of ~30 KB. (Chromium may discard a LevelDB
   // store that a full disk damaged when it is next opened; that is the
@@ -264,10 +264,14 @@ test("a full disk is a QUOTA_EXCEEDED error; the memory holds exactly what was a
     await page.waitForFunction(() => window.__result !== undefined, null, { timeout: 240_000 });
     const w = await page.evaluate(() => window.__result);
     assert.equal(w.error, undefined, w.error);
-    assert.equal(w.code, "QUOTA_EXCEEDED", `${w.message} after ${w.acknowledged.length} writes`);
+    // The write that finds the disk full is refused with QUOTA_EXCEEDED,
+    // unless Chromium's own background write hit the full disk first and
+    // it closed the database: then the refusal says so, as STORAGE.
+    const closed = w.code === "STORAGE" && /browser closed the database/.test(w.message);
+    assert.ok(w.code === "QUOTA_EXCEEDED" || closed, `${w.code}: ${w.message} after ${w.acknowledged.length} writes`);
     assert.ok(w.acknowledged.length > 5, `${w.acknowledged.length} written before the disk was full`);
     assert.deepEqual(w.afterError.sort((a, b) => a - b), w.acknowledged);
-    t.diagnostic(JSON.stringify({ acknowledged: w.acknowledged.length, small: w.small, end: w.endSession, import: w.importResult, reads: w.reads }));
+    t.diagnostic(JSON.stringify({ acknowledged: w.acknowledged.length, small: w.small.length, smallCodes: [...new Set(w.small)], end: w.endSession, import: w.importResult, reads: w.reads, reopened: w.reopened.ok ? w.reopened.value.length : w.reopened }));
     // After the disk filled: every outcome a success or a typed storage error.
     const typed = (code) => code === "ok" || code === "QUOTA_EXCEEDED" || code === "STORAGE";
     for (const code of [...w.small, w.endSession.code ?? "ok", w.importResult.code ?? "ok", ...w.reads]) assert.ok(typed(code), code);
