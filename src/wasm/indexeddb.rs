@@ -312,7 +312,8 @@ impl IndexedDbStore {
         if namespace.is_empty() {
             return Err(Error::invalid("namespace must not be empty"));
         }
-        let store = IndexedDbStore { namespace: namespace.to_string(), db: Rc::default(), lost: Rc::default() };
+        let store =
+            IndexedDbStore { namespace: namespace.to_string(), db: Rc::default(), lost: Rc::default() };
         store.connection().await?;
         Ok(store)
     }
