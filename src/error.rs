@@ -39,6 +39,9 @@ pub enum ErrorCode {
     Blocked,
     /// The object was already freed (`free()` or `using`).
     Freed,
+    /// Encrypted records cannot be read: no key was given, or none of the
+    /// given keys is the one that sealed them.
+    Decryption,
 }
 
 impl ErrorCode {
@@ -58,6 +61,7 @@ impl ErrorCode {
             ErrorCode::Busy => "BUSY",
             ErrorCode::Blocked => "BLOCKED",
             ErrorCode::Freed => "FREED",
+            ErrorCode::Decryption => "DECRYPTION",
         }
     }
 }

@@ -48,6 +48,7 @@
 //!         embedder: None,
 //!         long_term: None,
 //!         on_damaged: None,
+//!         cipher: None,
 //!     };
 //!     let options = MemoryOptions { namespace: "user-42".into(), session_id: "chat-7".into(), ..Default::default() };
 //!     let memory = Memory::open(options, ports).await.unwrap();
@@ -61,6 +62,7 @@
 //! });
 //! ```
 
+mod base64;
 pub mod budget;
 pub mod embed;
 pub mod entry;

@@ -52,9 +52,9 @@ use crate::llm::outbox::{self, OutboxRecord};
 use crate::longterm::dedup::DedupOptions;
 use crate::longterm::records::{ExportDocument, ImportReport, Remembered};
 use crate::longterm::{LongTermMemory, LongTermOptions, LongTermStats};
-use crate::ports::{Clock, Embedder, Llm, Lock, NamedLock, Spawn};
+use crate::ports::{Cipher, Clock, Embedder, Llm, Lock, NamedLock, Spawn};
 use crate::retrieval::{Hit, SearchOptions};
-use crate::store::{DamageHook, DamageLog, Damaged, Store};
+use crate::store::{DamageHook, DamageLog, Damaged, EncryptionStats, SealedStore, Store};
 use crate::tokens::Tokenizer;
 use crate::working::context::Context;
 use crate::working::session::{
@@ -83,6 +83,10 @@ pub struct MemoryOptions {
     pub long_term_timeout_ms: Option<u32>,
     /// The embedder's call policy, when there is an embedder.
     pub embed: EmbedOptions,
+    /// With a cipher: read plain records of a namespace that was not
+    /// encrypted, and seal them in the background. Without it, a plain
+    /// record in an encrypted namespace is damaged (it may have been planted).
+    pub migrate_plain: bool,
 }
 
 /// Default of [`MemoryOptions::long_term_timeout_ms`].
@@ -105,6 +109,9 @@ pub struct Ports {
     pub long_term: Option<Rc<dyn LongTermSource>>,
     /// Hears of each damaged record once.
     pub on_damaged: Option<DamageHook>,
+    /// Encryption at rest: every record sealed under the cipher's first
+    /// key, read under any of its keys ([`crate::store::sealed`]).
+    pub cipher: Option<Rc<dyn Cipher>>,
 }
 
 /// Background work the core queues; the `Spawn` port runs it.
@@ -115,6 +122,9 @@ pub enum Task {
     /// Vectors for what has none: new memories and turns, and everything
     /// after the embedding model changed.
     Embed,
+    /// Records under an older key (or plain, when migrating) sealed under
+    /// the current key.
+    Reseal,
 }
 
 /// Long-term figures, with the records that could not be read.
@@ -128,6 +138,9 @@ pub struct MemoryStats {
     /// Embedder calls, and memories and turns with and without a vector.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub embedding: Option<EmbeddingStats>,
+    /// The sealing key's id and the reseal pass's progress, when encrypted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub encryption: Option<EncryptionStats>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -166,6 +179,10 @@ struct Vectors {
     backoff: Cell<Backoff>,
 }
 
+/// Records a reseal pass writes per hold of the namespace lock: writers
+/// wait for one round at most.
+const RESEAL_ROUND: usize = 64;
+
 /// Documents an embedding run takes per round: one embedder call of a
 /// default batch, and one store write.
 const EMBED_ROUND: usize = 64;
@@ -198,6 +215,8 @@ struct Inner {
     long_term: Option<Rc<dyn LongTermSource>>,
     long_term_timeout_ms: u32,
     damage: Rc<DamageLog>,
+    /// The store every reader and writer goes through (sealing, if encrypted).
+    sealed: Rc<SealedStore>,
     /// Background tasks not yet settled, and who waits for none.
     running: Cell<u32>,
     idle_waiters: RefCell<Vec<oneshot::Sender<()>>>,
@@ -253,6 +272,20 @@ impl Memory {
             Some(embedder) => Some(Embedding::new(embedder, ports.clock.clone(), options.embed)?),
             None => None,
         };
+        let sealed = Rc::new(match ports.cipher {
+            Some(cipher) => {
+                SealedStore::encrypted(
+                    ports.store,
+                    cipher,
+                    &options.namespace,
+                    damage.clone(),
+                    options.migrate_plain,
+                )
+                .await?
+            }
+            None => SealedStore::plain(ports.store),
+        });
+        let store: Rc<dyn Store> = sealed.clone();
         let lock = NamedLock::new(ports.locks.clone(), lock_name(&options.namespace));
         let defaults = LongTermOptions::default();
         let longterm_options = LongTermOptions {
@@ -264,18 +297,13 @@ impl Memory {
         let longterm = {
             // Opening drops expired hashes: a write.
             let _held = lock.acquire().await?;
-            LongTermMemory::open_with(
-                ports.store.clone(),
-                ports.clock.clone(),
-                longterm_options,
-                damage.clone(),
-            )
-            .await?
+            LongTermMemory::open_with(store.clone(), ports.clock.clone(), longterm_options, damage.clone())
+                .await?
         };
         let max_cached = options.session.max_cached_messages;
         let mut session = Session::open_with(
             &options.session_id,
-            ports.store.clone(),
+            store.clone(),
             ports.tokenizer,
             ports.clock.clone(),
             options.session,
@@ -285,7 +313,7 @@ impl Memory {
         if governor.is_none() {
             session.bound_pending(max_cached);
         }
-        let owed = outbox::get(ports.store.as_ref(), session.storage_id(), &damage).await?.is_some();
+        let owed = outbox::get(store.as_ref(), session.storage_id(), &damage).await?.is_some();
         let end_lock = NamedLock::new(
             ports.locks,
             format!("{}/end/{}", lock_name(&options.namespace), session.storage_id()),
@@ -313,6 +341,7 @@ impl Memory {
                 long_term: ports.long_term,
                 long_term_timeout_ms: options.long_term_timeout_ms.unwrap_or(LONG_TERM_TIMEOUT_MS),
                 damage,
+                sealed,
                 running: Cell::new(0),
                 idle_waiters: RefCell::default(),
             }),
@@ -324,6 +353,9 @@ impl Memory {
         }
         // Stored vectors load, and missing ones are made, in the background.
         memory.embed_soon();
+        if memory.inner.sealed.may_be_stale() {
+            memory.queue(Task::Reseal);
+        }
         Ok(memory)
     }
 
@@ -410,7 +442,7 @@ impl Memory {
         match (task, &self.inner.model, &self.inner.vectors) {
             (Task::Embed, _, Some(v)) => v.queued.set(true),
             (Task::Compress, Some(model), _) => model.compress_queued.set(true),
-            (Task::ResumeSessionEnd, _, _) => {}
+            (Task::ResumeSessionEnd | Task::Reseal, _, _) => {}
             _ => return,
         }
         self.inner.running.set(self.inner.running.get() + 1);
@@ -423,6 +455,7 @@ impl Memory {
             Task::Compress => self.compress().await.map(|_| ()),
             Task::ResumeSessionEnd => self.end_session().await.map(|_| ()),
             Task::Embed => self.embed_pending().await,
+            Task::Reseal => self.reseal().await,
         };
         let inner = &self.inner;
         if let (Task::Embed, Some(v)) = (task, &inner.vectors) {
@@ -441,7 +474,7 @@ impl Memory {
                     Err(_) => backoff.failed(inner.clock.now_ms()),
                 });
             }
-            if let (Err(e), true) = (&out, task != Task::Embed) {
+            if let (Err(e), true) = (&out, matches!(task, Task::Compress | Task::ResumeSessionEnd)) {
                 model.governor.note_error(e);
             }
         }
@@ -497,6 +530,17 @@ impl Memory {
     }
 
     /// Background tasks not yet settled.
+    /// One reseal pass: what is under an older key (or plain) sealed under
+    /// the current key, a round at a time under the namespace lock.
+    async fn reseal(&self) -> Result<()> {
+        let stale = self.inner.sealed.stale().await?;
+        for round in stale.chunks(RESEAL_ROUND) {
+            let _held = self.inner.lock.acquire().await?;
+            self.inner.sealed.reseal(round).await?;
+        }
+        Ok(())
+    }
+
     pub fn running(&self) -> u32 {
         self.inner.running.get()
     }
@@ -749,6 +793,11 @@ impl Memory {
             embedded: embedded as u32,
             pending: unembedded as u32,
         });
-        Ok(MemoryStats { longterm, damaged: self.inner.damage.list(), embedding })
+        Ok(MemoryStats {
+            longterm,
+            damaged: self.inner.damage.list(),
+            embedding,
+            encryption: self.inner.sealed.stats(),
+        })
     }
 }

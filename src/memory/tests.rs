@@ -125,6 +125,7 @@ impl World {
             embedder: None,
             long_term: None,
             on_damaged: None,
+            cipher: None,
         }
     }
 
@@ -1021,4 +1022,113 @@ fn a_damaged_vector_record_is_reported_and_made_again() {
     assert_eq!(crate::embed::vectors::decode(&json).unwrap().0, "topics");
     let hits = w.run(m2.search("my dog", &SearchOptions::default(), None)).unwrap();
     assert_eq!(top(&hits), "Adopted a puppy named Rex");
+}
+
+// ---- encryption at rest ----
+
+impl World {
+    fn ports_sealed(&self, llm: Option<Rc<ScriptedLlm>>, seeds: &[u8]) -> Ports {
+        let cipher = crate::store::sealed::testing::TestCipher::new(seeds);
+        Ports { cipher: Some(cipher as Rc<dyn Cipher>), ..self.ports(llm) }
+    }
+
+    /// Every stored value, raw.
+    fn raw_values(&mut self) -> Vec<String> {
+        let store = self.store.clone();
+        self.run(store.list("")).unwrap().into_iter().map(|(_, v)| v).collect()
+    }
+}
+
+#[test]
+fn an_encrypted_memory_stores_nothing_readable_and_reopens_only_with_its_key() {
+    let mut w = World::new();
+    let ports = w.ports_sealed(Some(judge_model()), &[1]);
+    let m = w.open_with(options("s"), ports);
+    w.run(m.add(user("I moved to Lisbon and my cat is called Miso"))).unwrap();
+    w.run(m.add(assistant("Lovely, Lisbon is sunny"))).unwrap();
+    w.run(m.remember(fact("Allergic to penicillin"))).unwrap();
+    w.run(m.end_session()).unwrap();
+    w.settle();
+    let values = w.raw_values();
+    assert!(values.len() > 5, "{} records", values.len());
+    for v in &values {
+        assert!(v.starts_with("amenc1."), "a plain record: {v}");
+        for secret in ["Lisbon", "Miso", "penicillin", "summary", "user"] {
+            assert!(!v.contains(secret), "{secret} readable in {v}");
+        }
+    }
+    // With the key: everything back, recall included.
+    let ports = w.ports_sealed(None, &[1]);
+    let again = w.open_with(options("s"), ports);
+    let mems = contents(&w.run(again.memories()).unwrap());
+    assert!(mems.contains(&"Allergic to penicillin".to_string()), "{mems:?}");
+    assert!(mems.iter().any(|c| c.contains("Lisbon")), "{mems:?}");
+    assert_eq!(w.run(again.session_history()).unwrap().len(), 2);
+    let hits = w.run(again.search("penicillin", &SearchOptions::default(), None)).unwrap();
+    assert_eq!(hits.len(), 1);
+    assert!(w.run(again.stats()).unwrap().damaged.is_empty());
+    // Without a key, or with another: DECRYPTION, and nothing was changed.
+    let plain = w.ports(None);
+    let err = w.run(Memory::open(options("s"), plain)).err().unwrap();
+    assert_eq!(err.code, ErrorCode::Decryption, "{err:?}");
+    let wrong = w.ports_sealed(None, &[2]);
+    assert_eq!(w.run(Memory::open(options("s"), wrong)).err().unwrap().code, ErrorCode::Decryption);
+    assert_eq!(w.raw_values(), values);
+}
+
+#[test]
+fn a_new_key_reseals_every_record_in_the_background_and_the_old_key_can_go() {
+    let mut w = World::new();
+    let ports = w.ports_sealed(None, &[1]);
+    let m = w.open_with(options("s"), ports);
+    let words = [
+        "amber", "bicycle", "cobalt", "dune", "ember", "fjord", "granite", "harbor", "indigo", "juniper",
+        "kayak", "lantern", "meadow", "nectar", "orchid", "pepper", "quartz", "raven", "saffron", "tundra",
+    ];
+    for i in 0..150u64 {
+        let text: Vec<&str> = (0..5)
+            .map(|k| words[((i * 5 + k).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 58) as usize % 20])
+            .collect();
+        w.run(m.remember(fact(&format!("{i} {}", text.join(" "))))).unwrap();
+    }
+    w.run(m.add(user("hello"))).unwrap();
+    let kept = contents(&w.run(m.memories()).unwrap());
+    assert!(kept.len() > 100, "{} kept", kept.len());
+    let before = w.raw_values().len();
+    let ports = w.ports_sealed(None, &[2, 1]);
+    let rotated = w.open_with(options("s"), ports);
+    w.settle();
+    let stats = w.run(rotated.stats()).unwrap().encryption.unwrap();
+    assert_eq!(stats.stale, 0);
+    assert!(stats.resealed as usize >= before - 1, "{stats:?} of {before}");
+    // Only the new key now: everything reads.
+    let ports = w.ports_sealed(None, &[2]);
+    let only_new = w.open_with(options("s"), ports);
+    assert_eq!(contents(&w.run(only_new.memories()).unwrap()), kept);
+    assert_eq!(w.run(only_new.session_history()).unwrap().len(), 1);
+    assert!(w.run(only_new.stats()).unwrap().damaged.is_empty());
+}
+
+#[test]
+fn a_plain_namespace_is_encrypted_only_when_asked_to_migrate() {
+    let mut w = World::new();
+    let m = w.open("s", None);
+    w.run(m.remember(fact("Likes green tea"))).unwrap();
+    w.run(m.add(user("hi there"))).unwrap();
+    // Encrypted without `migrate_plain`: the plain records are not read
+    // (they could have been planted), and are reported.
+    let ports = w.ports_sealed(None, &[1]);
+    let strict = w.open_with(options("s"), ports);
+    assert!(w.run(strict.memories()).unwrap().is_empty());
+    assert!(!w.run(strict.stats()).unwrap().damaged.is_empty());
+    // Migrating: read, then sealed in the background.
+    let ports = w.ports_sealed(None, &[1]);
+    let migrating = w.open_with(MemoryOptions { migrate_plain: true, ..options("s") }, ports);
+    w.settle();
+    assert_eq!(contents(&w.run(migrating.memories()).unwrap()), vec!["Likes green tea"]);
+    assert!(w.raw_values().iter().all(|v| v.starts_with("amenc1.") && !v.contains("green tea")));
+    let ports = w.ports_sealed(None, &[1]);
+    let after = w.open_with(options("s"), ports);
+    assert_eq!(contents(&w.run(after.memories()).unwrap()), vec!["Likes green tea"]);
+    assert_eq!(w.run(after.session_history()).unwrap().len(), 1);
 }

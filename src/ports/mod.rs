@@ -13,12 +13,14 @@ use serde::{Deserialize, Serialize};
 use crate::budget::Usage;
 use crate::error::{Error, Result};
 
+pub mod cipher;
 pub mod clock;
 pub mod lock;
 pub mod spawn;
 
 pub use crate::store::Store;
 pub use crate::tokens::Tokenizer;
+pub use cipher::Cipher;
 pub use clock::Clock;
 pub use lock::{Lock, LockGuard, NamedLock};
 pub use spawn::Spawn;

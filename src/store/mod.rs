@@ -10,9 +10,11 @@
 pub mod conformance;
 pub mod damage;
 mod memory;
+pub mod sealed;
 
 pub use damage::{DamageHook, DamageLog, Damaged};
 pub use memory::MemoryStore;
+pub use sealed::{EncryptionStats, SealedStore};
 
 use crate::error::Result;
 use crate::ports::LocalBoxFuture;

@@ -11,6 +11,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::{future_to_promise, JsFuture};
 
+use super::cipher::parse_encryption;
 use super::embed::parse_embed_option;
 use super::entry::EntryInput;
 use super::indexeddb::IndexedDbStore;
@@ -95,6 +96,7 @@ const OPEN_FIELDS: &[&str] = &[
     "embed",
     "embedModel",
     "embedOptions",
+    "encryption",
 ];
 
 /// Storage calls of an adapter settle within this, by default.
@@ -187,6 +189,13 @@ async fn parse_open(options: JsValue) -> std::result::Result<(MemoryOptions, Por
         None if embed_model.is_undefined() && embed_options.is_undefined() => (None, Default::default()),
         None => return Err(Error::invalid("embedModel and embedOptions need `embed`").into()),
     };
+    let (cipher, migrate_plain) = match optional(take_field(&copy, "encryption")?) {
+        Some(v) => {
+            let (cipher, migrate) = parse_encryption(v)?;
+            (Some(Rc::new(cipher) as Rc<dyn crate::ports::Cipher>), migrate)
+        }
+        None => (None, false),
+    };
     let long_term = hook(take_field(&copy, "longTerm")?, "longTerm")?;
     let on_damaged = hook(take_field(&copy, "onDamaged")?, "onDamaged")?;
     let timeout_ms = u32_field(&copy, "storageTimeoutMs", 1)?.unwrap_or(STORAGE_TIMEOUT_MS);
@@ -208,6 +217,7 @@ async fn parse_open(options: JsValue) -> std::result::Result<(MemoryOptions, Por
         long_term_timeout_ms,
         pinned_profile,
         embed,
+        migrate_plain,
     };
     let ports = Ports {
         store,
@@ -225,6 +235,7 @@ async fn parse_open(options: JsValue) -> std::result::Result<(MemoryOptions, Por
                 }
             }) as crate::store::DamageHook
         }),
+        cipher,
     };
     Ok((options, ports))
 }

@@ -4,6 +4,7 @@
 //! could hold.
 
 mod budget;
+mod cipher;
 mod clock;
 mod convert;
 mod embed;

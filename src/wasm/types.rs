@@ -9,7 +9,7 @@ const TS_TYPES: &'static str = r#"
 export type ErrorCode =
   | "INVALID_INPUT" | "NOT_FOUND" | "STORAGE" | "QUOTA_EXCEEDED" | "TOKENIZER_PACK"
   | "LLM" | "EMBEDDER" | "TIMEOUT" | "ABORTED" | "LIMIT_EXCEEDED" | "STORAGE_TIMEOUT" | "BUSY" | "BLOCKED"
-  | "FREED" | "NOT_INITIALIZED";
+  | "FREED" | "NOT_INITIALIZED" | "DECRYPTION";
 
 /** Errors thrown by agent-memory: `name` is "AgentMemoryError". */
 export interface AgentMemoryError extends Error { code: ErrorCode; }
@@ -149,6 +149,26 @@ export interface MemoryOptions extends SessionOptions {
   /** The name of the embed function's model (required with a function; default `embed.model`). Stored with each vector: a new name re-embeds everything. */
   embedModel?: string;
   embedOptions?: EmbedOptions;
+  /** Encryption at rest: every record sealed with AES-GCM (WebCrypto) before the store sees it. */
+  encryption?: EncryptionOptions;
+}
+
+export interface EncryptionOptions {
+  /** Seals new records and opens them: an AES-GCM CryptoKey with the encrypt and decrypt usages (it may be non-extractable). */
+  key: CryptoKey;
+  /** Older keys: records sealed under them are read, and resealed under `key` in the background. */
+  previousKeys?: CryptoKey[];
+  /** Read the plain records of a namespace that was not encrypted, and seal them in the background (default false: a plain record in an encrypted namespace is reported as damaged, not read). */
+  migrate?: boolean;
+}
+
+export interface EncryptionStats {
+  /** The id of the key new records are sealed under (a key check value, not the key). */
+  keyId: string;
+  /** Records resealed under it by this instance. */
+  resealed: number;
+  /** Records the last pass found under an older key (or plain) and has not resealed yet. */
+  stale: number;
 }
 
 /** Returns one vector per text, in order. */
@@ -493,6 +513,8 @@ export interface MemoryStats {
   damaged: Damaged[];
   /** With an embedder. */
   embedding?: EmbeddingStats;
+  /** With `encryption`. */
+  encryption?: EncryptionStats;
 }
 
 export interface Usage { calls: number; inputTokens: number; outputTokens: number; }
