@@ -9,6 +9,9 @@ const [path, phase] = Deno.args;
 const kv = await Deno.openKv(path);
 const store = denoKvAdapter(kv, ["app"]);
 const out = {};
+// A key both processes import from the same bytes (a real app would keep it
+// in a secret store, or derive it from a passphrase).
+const key = await crypto.subtle.importKey("raw", new Uint8Array(32).fill(7), "AES-GCM", false, ["encrypt", "decrypt"]);
 if (phase === "write") {
   await checkStorageAdapter(store, "conformance");
   const alice = await Memory.open({ namespace: "alice", sessionId: "chat", store });
@@ -17,6 +20,9 @@ if (phase === "write") {
   await alice.rememberMany(Array.from({ length: 1200 }, (_, i) => ({ content: `Fact ${i} ${"x".repeat(i % 7)} ${i * 7919}` })));
   const bob = await Memory.open({ namespace: "bob", sessionId: "chat", store });
   await bob.remember({ content: "Lives in Oslo" });
+  const carol = await Memory.open({ namespace: "carol", sessionId: "chat", store, encryption: { key } });
+  await carol.add({ content: "I moved to Porto" });
+  await carol.remember({ content: "Lives in Porto" });
   out.written = true;
 } else {
   const alice = await Memory.open({ namespace: "alice", sessionId: "chat", store });
@@ -25,6 +31,15 @@ if (phase === "write") {
   out.history = (await alice.sessionHistory()).map((e) => e.content);
   const bob = await Memory.open({ namespace: "bob", sessionId: "chat", store });
   out.bob = (await bob.memories()).map((e) => e.content);
+  const carol = await Memory.open({ namespace: "carol", sessionId: "chat", store, encryption: { key } });
+  out.carol = (await carol.memories()).map((e) => e.content);
+  out.carolHistory = (await carol.sessionHistory()).map((e) => e.content);
+  out.carolNoKey = await Memory.open({ namespace: "carol", sessionId: "chat", store }).then(() => "opened", (e) => e.code);
+  let plain = 0;
+  for await (const { value } of kv.list({ prefix: ["app"] })) {
+    if (JSON.stringify(value).includes("Porto")) plain++;
+  }
+  out.carolPlainRecords = plain;
 }
 kv.close();
 console.log(JSON.stringify(out));

@@ -244,6 +244,19 @@ for (const from of [1, 2]) {
   });
 }
 
+test("an encrypted memory on IndexedDB: only sealed values in the database, no index rows; the key reopens it", async () => {
+  const r = await runPage(browser, `${base}tests/browser/encryption.html?ns=enc-${Date.now()}`, "__result");
+  assert.equal(r.error, undefined, r.error);
+  assert.ok(r.records >= 5, JSON.stringify(r));
+  assert.equal(r.allSealed, true);
+  assert.equal(r.readable, 0);
+  assert.equal(r.indexRows, 0, "scope, kind and time rows would leak: none are written");
+  assert.deepEqual(r.memories, ["Allergic to penicillin", "Has a cat named Miso", "Lives in Lisbon"]);
+  assert.deepEqual(r.search, ["Allergic to penicillin"]);
+  assert.equal(r.history, 1);
+  assert.equal(r.noKey, "DECRYPTION");
+});
+
 test("a full disk is a typed error (QUOTA_EXCEEDED, or STORAGE once Chromium closes the database); the instance holds what was acknowledged", async (t) => {
   // The profile lives on a 24 MB tmpfs, so the store runs out of space
   // after some hundred memories of ~30 KB. (Chromium may discard a LevelDB

@@ -21,7 +21,7 @@ function run(kvPath, phase) {
   return JSON.parse(out.trim().split("\n").pop());
 }
 
-test("Deno KV: conformance, and memories survive into a second Deno process", () => {
+test("Deno KV: conformance, and memories (encrypted ones too) survive into a second Deno process", () => {
   const kvPath = join(mkdtempSync(join(tmpdir(), "kv-")), "memory.db");
   assert.deepEqual(run(kvPath, "write"), { written: true });
   const read = run(kvPath, "read");
@@ -29,4 +29,9 @@ test("Deno KV: conformance, and memories survive into a second Deno process", ()
   assert.deepEqual(read.lisbon, ["Lives in Lisbon"]);
   assert.deepEqual(read.history, ["I moved to Lisbon last spring"]);
   assert.deepEqual(read.bob, ["Lives in Oslo"], "users never see each other's memories");
+  // An encrypted namespace on KV, with WebCrypto in Deno.
+  assert.deepEqual(read.carol, ["Lives in Porto"]);
+  assert.deepEqual(read.carolHistory, ["I moved to Porto"]);
+  assert.equal(read.carolNoKey, "DECRYPTION");
+  assert.equal(read.carolPlainRecords, 0, "nothing of the encrypted namespace is readable in KV");
 });

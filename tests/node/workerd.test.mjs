@@ -85,10 +85,16 @@ test("examples/cloudflare from the tarball: memories per user, session end with 
   }
 });
 
-test("workerd: the Durable Object adapter passes conformance; packs by name are typed errors, as data exact", { timeout: 120_000 }, async () => {
+test("workerd: the Durable Object adapter passes conformance and holds an encrypted memory; packs by name are typed errors, as data exact", { timeout: 120_000 }, async () => {
   const worker = await startWorker(join(root, "tests/workerd"), mkdtempSync(join(tmpdir(), "workerd-")));
   try {
     assert.equal(await call(worker.url, "/conformance"), "ok");
+    const sealed = await call(worker.url, "/encrypted");
+    assert.deepEqual(sealed.memories, ["Lives in Porto"]);
+    assert.deepEqual(sealed.history, ["I moved to Porto"]);
+    assert.equal(sealed.noKey, "DECRYPTION");
+    assert.ok(sealed.records > 3, JSON.stringify(sealed));
+    assert.equal(sealed.plain, 0, "nothing readable in the Durable Object's storage");
     const enc = get_encoding("o200k_base");
     const exact = enc.encode("我喜欢用 Rust 写代码, tiktoken-exact.").length;
     enc.free();
