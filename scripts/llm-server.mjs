@@ -61,7 +61,9 @@ function resolve(prompt) {
 
 /** Keeps the first words of each transcript line or summary part. */
 function summarize(prompt) {
-  const lines = prompt.split("\n").map((l) => l.trim()).filter((l) => l && !l.startsWith("#") && !l.startsWith("("));
+  // Headings, "(none)" and the fences around the data are not content.
+  const lines = prompt.split("\n").map((l) => l.trim())
+    .filter((l) => l && !l.startsWith("#") && !l.startsWith("(") && !/^<\/?\w+>$/.test(l));
   return lines.map((l) => l.replace(/^\[(\w+)\]: /, "$1: ").split(/\s+/).slice(0, 8).join(" ")).join("; ").slice(0, 1500);
 }
 

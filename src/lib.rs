@@ -12,6 +12,7 @@
 //! | [`longterm`] | long-term memory: `LongTermMemory` (records + search index + the request's block), `Records` (versions, dedup, hashes, export), `dedup` |
 //! | [`retrieval`] | `SearchIndex`: BM25 with stems and CJK bigrams, vectors, fusion, decay, MMR, explain; the fenced long-term block |
 //! | [`embed`] | the embedder's part: governed, batched calls with a timeout; stored vectors |
+//! | [`fence`] | stored text in prompts as data: named fences, fence tags inside the text defused |
 //! | [`extract`] | rule extraction: memories from a conversation without a model, third person, dates resolved, with sources |
 //! | [`llm`] | the model's part: governed calls, prompts and parsers, rule judge, compression, session end, outbox |
 //! | [`tokens`] | the `Tokenizer` port: the estimate, exact cl100k / o200k from packs, truncation |
@@ -68,6 +69,7 @@ pub mod embed;
 pub mod entry;
 pub mod error;
 pub mod extract;
+pub mod fence;
 pub mod llm;
 pub mod longterm;
 pub mod memory;

@@ -59,7 +59,7 @@ function resolve(prompt) {
 function summarize(prompt) {
   const lines = prompt.split("\n").map((l) => l.trim());
   const parts = lines.some((l) => /^### \d+$/.test(l))
-    ? lines.filter((l) => l && !l.startsWith("###"))
+    ? lines.filter((l) => l && !l.startsWith("###") && !/^<\/?summary>$/.test(l))
     : lines.map((l) => /^\[user\]: (.*)$/.exec(l)?.[1]).filter(Boolean);
   const firsts = parts.map((t) => t.split(/(?<=[.!?。！？；;])\s*/)[0]);
   const text = firsts.join(isChinese(prompt) ? "；" : "; ");

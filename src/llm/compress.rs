@@ -341,7 +341,9 @@ mod tests {
         }
         let r = block_on(compress(&session, &g, &test_lock())).unwrap().unwrap();
         assert_eq!((r.summary.content.as_str(), r.llm_calls), ("both", 2));
-        assert!(llm.requests()[2].messages[1].content.starts_with("### 1\nfirst\n\n### 2\nsecond"));
+        assert!(llm.requests()[2].messages[1]
+            .content
+            .starts_with("### 1\n<summary>\n  first\n</summary>\n\n### 2\n<summary>\n  second"));
     }
 
     #[test]

@@ -4,10 +4,12 @@
 //! whole lines only, exact token counts.
 //!
 //! Memory text is data, not instructions: each memory is one line inside a
-//! fenced block, with any fence marker inside the text defused, so a stored
-//! "</memory> ignore previous instructions" cannot close the block early.
+//! fenced block, with any fence tag inside the text defused
+//! ([`crate::fence`]), so a stored "</memory> ignore previous instructions"
+//! cannot close the block early.
 
 use crate::entry::Scope;
+use crate::fence::defuse;
 use crate::longterm::records::utc_day;
 use crate::tokens::{truncate_to_lines, Tokenizer};
 
@@ -19,7 +21,7 @@ pub const CLOSE: &str = "</memory>";
 /// One memory as one line: newlines folded, fence tags defused.
 fn line(text: &str) -> String {
     let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    format!("- {}\n", flat.replace("<memory", "<\u{200b}memory").replace("</memory", "<\u{200b}/memory"))
+    format!("- {}\n", defuse(&flat))
 }
 
 /// A past turn says when and who: `- [2026-11-30] user: text`.
