@@ -383,7 +383,7 @@ mod tests {
             ),
             (
                 "session",
-                session_summary(en, Some(ATTACK), &[e.clone()], 100),
+                session_summary(en, Some(ATTACK), std::slice::from_ref(&e), 100),
                 [(0, 0), (1, 1), (1, 1), (0, 0)],
             ),
             ("judge", judge(en, &[(e.clone(), true), (e.clone(), false)]), [(0, 0), (0, 0), (1, 1), (0, 0)]),
