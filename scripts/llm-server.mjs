@@ -48,7 +48,7 @@ function judge(prompt) {
 function resolve(prompt) {
   const decisions = [];
   for (const block of prompt.split("\n\n")) {
-    const head = /^(?:Candidate|候选) (\d+): (.*)/.exec(block);
+    const head = /^(?:Candidate|候选) (\d+): (.*)/m.exec(block);
     if (!head) continue;
     const ids = [...block.matchAll(/- (?:stored|已存) (m\d+): (.*)/g)];
     const same = ids.find(([, , text]) => text.trim().toLowerCase() === head[2].trim().toLowerCase());

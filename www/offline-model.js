@@ -37,7 +37,7 @@ const CHANGE = /\b(now|moved|switched|changed|no longer|anymore)\b|现在|搬到
 function resolve(prompt) {
   const decisions = [];
   for (const block of prompt.split("\n\n")) {
-    const head = /^(?:Candidate|候选) (\d+): (.*)/.exec(block);
+    const head = /^(?:Candidate|候选) (\d+): (.*)/m.exec(block);
     if (!head) continue;
     const stored = [...block.matchAll(/- (?:stored|已存) (m\d+): (.*)/g)];
     const candidate = Number(head[1]);
