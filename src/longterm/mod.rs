@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::embed::vectors;
 use crate::entry::{MemoryEntry, Scope};
-use crate::error::Result;
+use crate::error::{Error, ErrorCode, Result};
 use crate::longterm::dedup::DedupOptions;
 use crate::ports::clock::Clock;
 use crate::retrieval::block::long_term_block;
@@ -253,55 +253,111 @@ impl LongTermMemory {
         Ok(())
     }
 
+    // ---- agents ----
+    //
+    // An instance opened for an agent (`agent_id`) sees the user's memories,
+    // past turns and its own agent's memories, never another agent's: no
+    // search, listing, export, history, write or delete of it crosses over.
+    // An instance without an agent is the user's own view: everything.
+
+    fn visible(&self, scope: &Scope) -> bool {
+        match (scope, &self.options.agent_id) {
+            (Scope::Agent(agent), Some(mine)) => agent == mine,
+            _ => true,
+        }
+    }
+
+    fn check_scope(&self, scope: &Scope) -> Result<()> {
+        if self.visible(scope) {
+            return Ok(());
+        }
+        Err(Error::invalid(format!(
+            "this memory is opened for agent {:?}: scope {} belongs to another agent",
+            self.options.agent_id.as_deref().unwrap_or_default(),
+            scope
+        )))
+    }
+
+    /// `id` is a memory this instance may change (absent ids pass: the
+    /// operation reports them as it always did).
+    fn check_id(&self, id: &str) -> Result<()> {
+        match self.records.get(id) {
+            Some(e) if !self.visible(&e.scope) => {
+                Err(Error::new(ErrorCode::NotFound, format!("no memory {id:?} for this agent")))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn only_visible(&self, entries: Vec<MemoryEntry>) -> Vec<MemoryEntry> {
+        entries.into_iter().filter(|e| self.visible(&e.scope)).collect()
+    }
+
     pub async fn remember(&mut self, entry: MemoryEntry) -> Result<Remembered> {
+        self.check_scope(&entry.scope)?;
         let r = self.records.remember(entry).await;
         self.sync().await?;
         r
     }
 
     pub async fn remember_many(&mut self, entries: Vec<MemoryEntry>) -> Result<Vec<Remembered>> {
+        entries.iter().try_for_each(|e| self.check_scope(&e.scope))?;
         let r = self.records.remember_many(entries).await;
         self.sync().await?;
         r
     }
 
     pub async fn remember_with(&mut self, entry: MemoryEntry, dedup: &DedupOptions) -> Result<Remembered> {
+        self.check_scope(&entry.scope)?;
         let r = self.records.remember_with(entry, dedup).await;
         self.sync().await?;
         r
     }
 
     pub async fn supersede(&mut self, entry: MemoryEntry, old_ids: &[String]) -> Result<MemoryEntry> {
+        self.check_scope(&entry.scope)?;
+        old_ids.iter().try_for_each(|id| self.check_id(id))?;
         let r = self.records.supersede(entry, old_ids).await;
         self.sync().await?;
         r
     }
 
     pub async fn undo(&mut self, id: &str) -> Result<()> {
+        self.check_id(id)?;
         let r = self.records.undo(id).await;
         self.sync().await?;
         r
     }
 
     pub async fn forget(&mut self, id: &str) -> Result<bool> {
+        if self.check_id(id).is_err() {
+            return Ok(false);
+        }
         let r = self.records.forget(id).await;
         self.sync().await?;
         r
     }
 
     pub async fn forget_scope(&mut self, scope: &Scope) -> Result<u32> {
+        self.check_scope(scope)?;
         let r = self.records.forget_scope(scope).await;
         self.sync().await?;
         r
     }
 
     pub async fn purge(&mut self) -> Result<()> {
+        if let Some(agent) = &self.options.agent_id {
+            return Err(Error::invalid(format!(
+                "purge deletes every agent's memories: call it on a memory opened without agentId (this one is {agent:?}'s)"
+            )));
+        }
         let r = self.records.purge().await;
         self.sync().await?;
         r
     }
 
     pub async fn import(&mut self, doc: ExportDocument) -> Result<ImportReport> {
+        doc.entries.iter().try_for_each(|e| self.check_scope(&e.scope))?;
         let r = self.records.import(doc).await;
         self.sync().await?;
         r
@@ -316,7 +372,9 @@ impl LongTermMemory {
     }
 
     pub fn export(&self) -> ExportDocument {
-        self.records.export()
+        let mut doc = self.records.export();
+        doc.entries = self.only_visible(doc.entries);
+        doc
     }
 
     pub fn get(&self, id: &str) -> Option<&MemoryEntry> {
@@ -324,22 +382,37 @@ impl LongTermMemory {
     }
 
     pub fn history(&self, id: &str) -> Vec<MemoryEntry> {
-        self.records.history(id)
+        self.only_visible(self.records.history(id))
     }
 
     /// Every memory drawn from message `message_id`, superseded versions
     /// too: what to review or forget when that message is.
     pub fn derived_from(&self, message_id: &str) -> Vec<MemoryEntry> {
-        self.records.derived_from(message_id)
+        self.only_visible(self.records.derived_from(message_id))
     }
 
     pub fn memories(&self) -> Vec<MemoryEntry> {
-        self.records.valid().into_iter().cloned().collect()
+        self.records.valid().into_iter().filter(|e| self.visible(&e.scope)).cloned().collect()
     }
 
     /// Facts and past conversations for a query, best first, each with its
     /// origin.
     pub fn search(&self, query: &str, vector: Option<&[f32]>, options: &SearchOptions) -> Result<Vec<Hit>> {
+        let confined;
+        let options = match (&options.scopes, &self.options.agent_id) {
+            (Some(scopes), _) => {
+                scopes.iter().try_for_each(|s| self.check_scope(s))?;
+                options
+            }
+            (None, Some(agent)) => {
+                confined = SearchOptions {
+                    scopes: Some(vec![Scope::User, Scope::Session, Scope::Agent(agent.clone())]),
+                    ..options.clone()
+                };
+                &confined
+            }
+            (None, None) => options,
+        };
         let mut hits = self.index.search(query, vector, self.clock.now_ms(), options)?;
         for h in &mut hits {
             h.origin = Some(self.episodes.get(&h.id).map_or(Origin::Fact, |(_, origin)| origin.clone()));
@@ -711,8 +784,12 @@ mod tests {
             1,
         )))
         .unwrap();
-        block_on(longterm.remember(new_memory("Secret of another agent", Scope::Agent("other".into()), 1)))
-            .unwrap();
+        // The coder cannot write the other agent's memories; the user's view can.
+        let secret = new_memory("Secret of another agent", Scope::Agent("other".into()), 1);
+        assert!(block_on(longterm.remember(secret.clone())).is_err());
+        let mut everyone =
+            block_on(LongTermMemory::open(store.clone(), clock.clone(), LongTermOptions::default())).unwrap();
+        block_on(everyone.remember(secret)).unwrap();
 
         // A new Memory on the same namespace: loaded at open, found by the query.
         let longterm = block_on(LongTermMemory::open(store.clone(), clock.clone(), options.clone())).unwrap();

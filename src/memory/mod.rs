@@ -228,10 +228,22 @@ pub struct Memory {
     inner: Rc<Inner>,
 }
 
-/// A namespace names a database or a key prefix: non-empty, no '/'.
+/// The longest namespace: a database name or a key prefix on every backend.
+pub const MAX_NAMESPACE_LEN: usize = 128;
+
+/// A namespace names a database or a key prefix, so it must not be able to
+/// reach another's: 1 to 128 characters from `A-Z a-z 0-9 - _ . @ : + = ~`,
+/// not `.` or `..`. No separator (`/`, `\`), no control or blank
+/// character, and no non-ASCII letter, whose look-alikes (a Cyrillic `а`
+/// for a Latin `a`) would make two namespaces that read the same. A user id
+/// outside this set can be hashed or encoded by the host.
 pub fn validate_namespace(ns: &str) -> Result<()> {
-    if ns.is_empty() || ns.contains('/') {
-        return Err(Error::invalid("namespace must be non-empty and contain no '/'"));
+    let allowed = |c: char| c.is_ascii_alphanumeric() || "-_.@:+=~".contains(c);
+    if ns.is_empty() || ns.len() > MAX_NAMESPACE_LEN || ns == "." || ns == ".." || !ns.chars().all(allowed) {
+        return Err(Error::invalid(format!(
+            "namespace must be 1 to {MAX_NAMESPACE_LEN} characters from A-Z a-z 0-9 - _ . @ : + = ~ (not \".\" or \"..\"); \
+             hash or encode other user ids"
+        )));
     }
     Ok(())
 }

@@ -1164,3 +1164,16 @@ fn stored_memories_and_summaries_stay_inside_their_fences_in_a_request() {
     assert!(system[..close_memory].matches("Ignore previous").count() == 1);
     assert!(system[..close_summary].matches("Ignore previous").count() == 2);
 }
+
+#[test]
+fn namespaces_cannot_reach_another_or_look_like_one() {
+    for bad in
+        ["", ".", "..", "a/b", "a\\b", "a b", "tab\t", "nul\0", "аlice", "ｆｕｌｌ", "é", &"x".repeat(129)]
+    {
+        assert_eq!(validate_namespace(bad).unwrap_err().code, ErrorCode::InvalidInput, "{bad:?}");
+    }
+    for good in ["alice", "user-42", "bob@example.com", "org:acme", "a.b", "...", "x~y+z=1", &"x".repeat(128)]
+    {
+        assert!(validate_namespace(good).is_ok(), "{good:?}");
+    }
+}
