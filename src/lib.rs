@@ -19,6 +19,7 @@
 //! | [`budget`] | `TokenBudget`: the context window split, compression trigger, usage report |
 //! | [`store`] | the `Store` port, the in-memory store, damaged records, the backend conformance suite |
 //! | [`ports`] | the other ports: `Llm`, `Embedder`, `Clock`, `Lock`, `Spawn` |
+//! | [`redact`] | personal data (e-mail, phone, card, IBAN, API keys, the host's patterns) replaced before it is stored or sent |
 //! | [`entry`] | `MemoryEntry`: kind, role, scope, timestamp, metadata, token counts |
 //! | [`error`] | errors as values with stable codes |
 //! | `wasm` | the JS API: classes that wrap one core object each, JS-backed ports (IndexedDB, adapters, Web Locks, hooks) |
@@ -50,6 +51,7 @@
 //!         long_term: None,
 //!         on_damaged: None,
 //!         cipher: None,
+//!         patterns: None,
 //!     };
 //!     let options = MemoryOptions { namespace: "user-42".into(), session_id: "chat-7".into(), ..Default::default() };
 //!     let memory = Memory::open(options, ports).await.unwrap();
@@ -74,6 +76,7 @@ pub mod llm;
 pub mod longterm;
 pub mod memory;
 pub mod ports;
+pub mod redact;
 pub mod retrieval;
 mod semaphore;
 pub mod store;

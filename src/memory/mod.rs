@@ -53,6 +53,7 @@ use crate::longterm::dedup::DedupOptions;
 use crate::longterm::records::{ExportDocument, ImportReport, Remembered};
 use crate::longterm::{LongTermMemory, LongTermOptions, LongTermStats};
 use crate::ports::{Cipher, Clock, Embedder, Llm, Lock, NamedLock, Spawn};
+use crate::redact::{Patterns, Place, RedactOptions, RedactionStats, Redactor};
 use crate::retrieval::{Hit, SearchOptions};
 use crate::store::{DamageHook, DamageLog, Damaged, EncryptionStats, SealedStore, Store};
 use crate::tokens::Tokenizer;
@@ -83,6 +84,10 @@ pub struct MemoryOptions {
     pub long_term_timeout_ms: Option<u32>,
     /// The embedder's call policy, when there is an embedder.
     pub embed: EmbedOptions,
+    /// Redact personal data (e-mail, phone, card, IBAN, API keys, the
+    /// host's patterns) from messages, memories, summaries, imports and
+    /// queries before anything is stored or sent ([`crate::redact`]).
+    pub redact: Option<RedactOptions>,
     /// With a cipher: read plain records of a namespace that was not
     /// encrypted, and seal them in the background. Without it, a plain
     /// record in an encrypted namespace is damaged (it may have been planted).
@@ -112,6 +117,8 @@ pub struct Ports {
     /// Encryption at rest: every record sealed under the cipher's first
     /// key, read under any of its keys ([`crate::store::sealed`]).
     pub cipher: Option<Rc<dyn Cipher>>,
+    /// The host's own redaction patterns (used with `redact`).
+    pub patterns: Option<Rc<dyn Patterns>>,
 }
 
 /// Background work the core queues; the `Spawn` port runs it.
@@ -141,6 +148,9 @@ pub struct MemoryStats {
     /// The sealing key's id and the reseal pass's progress, when encrypted.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub encryption: Option<EncryptionStats>,
+    /// What this instance redacted, by kind and place, when it redacts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub redactions: Option<RedactionStats>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -217,6 +227,7 @@ struct Inner {
     damage: Rc<DamageLog>,
     /// The store every reader and writer goes through (sealing, if encrypted).
     sealed: Rc<SealedStore>,
+    redactor: Option<Redactor>,
     /// Background tasks not yet settled, and who waits for none.
     running: Cell<u32>,
     idle_waiters: RefCell<Vec<oneshot::Sender<()>>>,
@@ -354,6 +365,7 @@ impl Memory {
                 long_term_timeout_ms: options.long_term_timeout_ms.unwrap_or(LONG_TERM_TIMEOUT_MS),
                 damage,
                 sealed,
+                redactor: options.redact.map(|o| Redactor::new(o, ports.patterns)),
                 running: Cell::new(0),
                 idle_waiters: RefCell::default(),
             }),
@@ -375,7 +387,11 @@ impl Memory {
 
     /// Stores a message (store first, then the window) and returns it; queues
     /// a background compression when one is due.
-    pub async fn add(&self, message: NewMessage) -> Result<MemoryEntry> {
+    pub async fn add(&self, mut message: NewMessage) -> Result<MemoryEntry> {
+        message.content = self.scrub(&message.content, Place::Message);
+        for call in &mut message.tool_calls {
+            call.arguments = self.scrub(&call.arguments, Place::Message);
+        }
         let (entry, due, session, previous) = {
             let mut s = self.inner.session.lock().await;
             let entry = s.add(message).await?;
@@ -542,6 +558,21 @@ impl Memory {
     }
 
     /// Background tasks not yet settled.
+    /// `text` redacted, when this memory redacts.
+    fn scrub(&self, text: &str, place: Place) -> String {
+        match &self.inner.redactor {
+            Some(r) => r.redact(text, place),
+            None => text.to_string(),
+        }
+    }
+
+    fn scrub_entry(&self, mut entry: MemoryEntry, place: Place) -> MemoryEntry {
+        if self.inner.redactor.is_some() {
+            entry.content = self.scrub(&entry.content, place);
+        }
+        entry
+    }
+
     /// One reseal pass: what is under an older key (or plain) sealed under
     /// the current key, a round at a time under the namespace lock.
     async fn reseal(&self) -> Result<()> {
@@ -575,7 +606,8 @@ impl Memory {
     /// long-term block is fetched first, with no lock held (a host hook may
     /// call back into this memory); the window is then built from the
     /// session, caught up with other writers.
-    pub async fn build_context(&self, request: ContextRequest) -> Result<Context> {
+    pub async fn build_context(&self, mut request: ContextRequest) -> Result<Context> {
+        request.query = request.query.map(|q| self.scrub(&q, Place::Query));
         let (budget, tokenizer, session) = {
             let s = self.inner.session.lock().await;
             (s.options().long_term_budget, s.tokenizer().clone(), s.storage_id().to_string())
@@ -626,6 +658,7 @@ impl Memory {
     /// Commits a summary that replaces the compressible messages through
     /// `through_id` (a host that summarizes by itself).
     pub async fn commit_summary(&self, content: String, through_id: &str) -> Result<MemoryEntry> {
+        let content = self.scrub(&content, Place::Summary);
         let _turn = self.inner.work.lock().await;
         let _held = self.inner.lock.acquire().await?;
         Ok(self.inner.session.lock().await.commit_summary(content, through_id).await?.entry().clone())
@@ -713,11 +746,13 @@ impl Memory {
     /// Stores a long-term memory unless one already says it; a fuller one
     /// supersedes what it contains, a changed detail supersedes the old.
     pub async fn remember(&self, entry: MemoryEntry) -> Result<Remembered> {
+        let entry = self.scrub_entry(entry, Place::Memory);
         self.write(async |r| r.remember(entry).await).await
     }
 
     /// Many memories in one transaction, each deduplicated.
     pub async fn remember_many(&self, entries: Vec<MemoryEntry>) -> Result<Vec<Remembered>> {
+        let entries = entries.into_iter().map(|e| self.scrub_entry(e, Place::Memory)).collect();
         self.write(async |r| r.remember_many(entries).await).await
     }
 
@@ -726,6 +761,7 @@ impl Memory {
         if replaces.is_empty() {
             return Err(Error::invalid("supersede needs the ids of the memories it replaces"));
         }
+        let entry = self.scrub_entry(entry, Place::Memory);
         self.write(async |r| r.supersede(entry, replaces).await).await
     }
 
@@ -746,7 +782,8 @@ impl Memory {
         self.write(async |r| r.purge().await).await
     }
 
-    pub async fn import(&self, doc: ExportDocument) -> Result<ImportReport> {
+    pub async fn import(&self, mut doc: ExportDocument) -> Result<ImportReport> {
+        doc.entries = doc.entries.into_iter().map(|e| self.scrub_entry(e, Place::Import)).collect();
         self.write(async |r| r.import(doc).await).await
     }
 
@@ -760,6 +797,7 @@ impl Memory {
         options: &SearchOptions,
         vector: Option<Vec<f32>>,
     ) -> Result<Vec<Hit>> {
+        let query = &self.scrub(query, Place::Query);
         let vector = match vector {
             Some(_) if self.inner.vectors.is_none() => {
                 return Err(Error::invalid(
@@ -810,6 +848,7 @@ impl Memory {
             damaged: self.inner.damage.list(),
             embedding,
             encryption: self.inner.sealed.stats(),
+            redactions: self.inner.redactor.as_ref().map(Redactor::stats),
         })
     }
 }

@@ -126,6 +126,7 @@ impl World {
             long_term: None,
             on_damaged: None,
             cipher: None,
+            patterns: None,
         }
     }
 
@@ -1176,4 +1177,52 @@ fn namespaces_cannot_reach_another_or_look_like_one() {
     {
         assert!(validate_namespace(good).is_ok(), "{good:?}");
     }
+}
+
+// ---- redaction ----
+
+#[test]
+fn redacted_data_is_never_stored_nor_sent_to_the_model() {
+    let mut w = World::new();
+    let llm = judge_model();
+    let ports = w.ports(Some(llm.clone()));
+    let m = w.open_with(MemoryOptions { redact: Some(RedactOptions::default()), ..options("s") }, ports);
+    let secrets = [
+        "ada@example.com",
+        "4111 1111 1111 1111",
+        "DE89 3704 0044 0532 0130 00",
+        "sk-proj-AbCdEf0123456789XyZ",
+    ];
+    w.run(m.add(user("Mail me at ada@example.com, my card is 4111 1111 1111 1111"))).unwrap();
+    w.run(m.add(user("IBAN DE89 3704 0044 0532 0130 00 and key sk-proj-AbCdEf0123456789XyZ"))).unwrap();
+    w.run(m.remember(fact("Work e-mail: ada@example.com"))).unwrap();
+    let ctx = w.run(m.build_context(ContextRequest {
+        query: Some("is ada@example.com mine?".into()),
+        ..Default::default()
+    }));
+    let ctx = ctx.unwrap();
+    w.run(m.end_session()).unwrap();
+    w.settle();
+    let store = w.store.clone();
+    let raw = w.run(store.list("")).unwrap();
+    for (k, v) in &raw {
+        for s in secrets {
+            assert!(!v.contains(s), "{s} stored in {k}: {v}");
+        }
+    }
+    assert!(raw.iter().any(|(_, v)| v.contains("[EMAIL]") && v.contains("[CARD]")));
+    for req in llm.requests() {
+        for msg in &req.messages {
+            assert!(secrets.iter().all(|s| !msg.content.contains(s)), "{}", msg.content);
+        }
+    }
+    assert!(!llm.requests().is_empty());
+    assert!(ctx.messages.iter().all(|msg| secrets.iter().all(|s| !msg.content.contains(s))));
+    let stats = w.run(m.stats()).unwrap().redactions.unwrap();
+    assert_eq!(stats.by_kind.get("email"), Some(&3));
+    assert_eq!(
+        (stats.by_kind.get("card"), stats.by_kind.get("iban"), stats.by_kind.get("secret")),
+        (Some(&1), Some(&1), Some(&1))
+    );
+    assert_eq!(stats.by_place.get("query"), Some(&1));
 }

@@ -18,6 +18,7 @@ use super::indexeddb::IndexedDbStore;
 use super::js_store::JsStore;
 use super::llm::{aborted, parse_llm_option};
 use super::locks::JsLocks;
+use super::redact::parse_redact;
 use super::search::parse_search_options;
 use super::tokenizer::JsTokenizer;
 use super::types::{JsContextRequest, JsMemoryOptions, JsMessageInput, JsSessionUsage, JsUsageReport};
@@ -97,6 +98,7 @@ const OPEN_FIELDS: &[&str] = &[
     "embedModel",
     "embedOptions",
     "encryption",
+    "redact",
 ];
 
 /// Storage calls of an adapter settle within this, by default.
@@ -196,6 +198,14 @@ async fn parse_open(options: JsValue) -> std::result::Result<(MemoryOptions, Por
         }
         None => (None, false),
     };
+    let (redact, patterns) = match optional(take_field(&copy, "redact")?) {
+        Some(v) if v.as_bool() == Some(false) => (None, None),
+        Some(v) => {
+            let (options, patterns) = parse_redact(v)?;
+            (Some(options), patterns)
+        }
+        None => (None, None),
+    };
     let long_term = hook(take_field(&copy, "longTerm")?, "longTerm")?;
     let on_damaged = hook(take_field(&copy, "onDamaged")?, "onDamaged")?;
     let timeout_ms = u32_field(&copy, "storageTimeoutMs", 1)?.unwrap_or(STORAGE_TIMEOUT_MS);
@@ -218,6 +228,7 @@ async fn parse_open(options: JsValue) -> std::result::Result<(MemoryOptions, Por
         pinned_profile,
         embed,
         migrate_plain,
+        redact,
     };
     let ports = Ports {
         store,
@@ -236,6 +247,7 @@ async fn parse_open(options: JsValue) -> std::result::Result<(MemoryOptions, Por
             }) as crate::store::DamageHook
         }),
         cipher,
+        patterns,
     };
     Ok((options, ports))
 }

@@ -15,6 +15,7 @@ mod js_store;
 mod llm;
 mod locks;
 mod memory;
+mod redact;
 mod search;
 mod tokenizer;
 mod types;

@@ -151,6 +151,27 @@ export interface MemoryOptions extends SessionOptions {
   embedOptions?: EmbedOptions;
   /** Encryption at rest: every record sealed with AES-GCM (WebCrypto) before the store sees it. */
   encryption?: EncryptionOptions;
+  /** Replace e-mail addresses, phone numbers, card numbers (Luhn), IBANs and API-key-like strings (and your own patterns) with placeholders such as "[EMAIL]" in messages, memories, summaries, imports and queries, before anything is stored or sent to the model or the embedder. `true` runs every built-in detector. */
+  redact?: boolean | RedactConfig;
+}
+
+export interface RedactConfig {
+  /** Each built-in detector, on by default. */
+  email?: boolean;
+  phone?: boolean;
+  card?: boolean;
+  iban?: boolean;
+  secret?: boolean;
+  /** Your own: each match becomes `[NAME]`. */
+  patterns?: { name: string; pattern: RegExp }[];
+}
+
+export interface RedactionStats {
+  total: number;
+  /** By placeholder, lower case: "email", "phone", "card", "iban", "secret", or your pattern's name. */
+  byKind: Record<string, number>;
+  /** "message", "memory", "summary", "import", "query". */
+  byPlace: Record<string, number>;
 }
 
 export interface EncryptionOptions {
@@ -515,6 +536,8 @@ export interface MemoryStats {
   embedding?: EmbeddingStats;
   /** With `encryption`. */
   encryption?: EncryptionStats;
+  /** With `redact`: what this instance redacted (counts, never the values). */
+  redactions?: RedactionStats;
 }
 
 export interface Usage { calls: number; inputTokens: number; outputTokens: number; }
