@@ -81,6 +81,9 @@ async function openSession(id) {
     llm: llmOption(),
     ...embedOptions(),
     budget: { contextWindow: 8000 },
+    // E-mail addresses, phone, card and IBAN numbers and API keys never
+    // reach storage, the model or the embedder: placeholders do.
+    redact: true,
     maxTokens: 700,
     retainRecentRounds: 2,
   });

@@ -76,6 +76,8 @@ test("a person chats, ends the session, reloads, and the demo remembers", async 
   assert.match(await page.locator("#log li").last().textContent(), /Rex/, "the reply recalls what was said");
   const chinese = ["我喜欢喝乌龙茶，每天早上都喝。", "我在学做川菜，周末练习麻婆豆腐。", "我对花粉过敏。", "我下个月要去云南大理旅行。", "你觉得呢？"];
   for (const t of chinese) await say(page, t);
+  // The demo redacts: the address never reaches storage or the model.
+  await say(page, "You can write to me at ada@example.com.");
   await page.screenshot({ path: join(shots, "chat.png") });
 
   // The inspector shows the exact budget of each turn.
@@ -90,7 +92,21 @@ test("a person chats, ends the session, reloads, and the demo remembers", async 
   // Reload: the facts are in the memory panel and in the next turn's context.
   await page.reload();
   await page.waitForFunction(() => document.body.dataset.ready === "true");
-  assert.equal(await page.locator("#log li").count(), 30, "the history survives the reload");
+  assert.equal(await page.locator("#log li").count(), 32, "the history survives the reload");
+  assert.match(await page.textContent("#log"), /\[EMAIL\]/);
+  const stored = await page.evaluate(async () => {
+    const texts = [];
+    for (const { name } of await indexedDB.databases()) {
+      const db = await new Promise((ok, fail) => { const r = indexedDB.open(name); r.onsuccess = () => ok(r.result); r.onerror = () => fail(r.error); });
+      for (const store of db.objectStoreNames) {
+        const all = await new Promise((ok) => { const r = db.transaction(store).objectStore(store).getAll(); r.onsuccess = () => ok(r.result); });
+        texts.push(...all.map((v) => JSON.stringify(v)));
+      }
+      db.close();
+    }
+    return texts;
+  });
+  assert.ok(stored.length > 30 && !stored.some((t) => t.includes("ada@example.com")), "the address was stored");
   await page.click("#tab-memory");
   const facts = await memoryTexts(page);
   assert.ok(facts.some((f) => /User's name is Ada/.test(f)), JSON.stringify(facts));
