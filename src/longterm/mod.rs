@@ -15,6 +15,7 @@ pub mod records;
 
 pub use records::{new_memory, ExportDocument, ImportReport, RecordStats, Records, Remembered};
 
+use std::collections::BTreeSet;
 use std::rc::Rc;
 
 use serde::{Deserialize, Serialize};
@@ -454,6 +455,58 @@ impl LongTermMemory {
         }
         self.unindexed.retain(|id| self.episodes.contains_key(id));
         self.store.delete_many(gone.iter().map(|id| vectors::key(id)).collect()).await
+    }
+
+    /// Drops deleted messages and summaries from recall, with their
+    /// vectors; a turn indexed with a deleted message as its context is
+    /// indexed again without it (its vector is made again).
+    pub async fn forget_turns(&mut self, deleted: &[MemoryEntry]) -> Result<()> {
+        let ids: BTreeSet<&str> = deleted.iter().map(|e| e.id.as_str()).collect();
+        for id in &ids {
+            self.episodes.remove(*id);
+            self.index.remove(id);
+        }
+        self.unindexed.retain(|id| !ids.contains(id.as_str()));
+        let quoted = |context: &str| {
+            deleted.iter().any(|e| !e.content.is_empty() && context.contains(e.content.as_str()))
+        };
+        let mut requeued = Vec::new();
+        for (id, (doc, _)) in self.episodes.iter_mut() {
+            if doc.context.as_deref().is_some_and(quoted) {
+                doc.context = None;
+                requeued.push(id.clone());
+            }
+        }
+        for id in requeued {
+            self.index.remove(&id);
+            self.unindexed.push(id);
+        }
+        self.store.delete_many(ids.iter().map(|id| vectors::key(id)).collect()).await
+    }
+
+    /// The messages the memories `ids` (and the versions they replaced) were
+    /// drawn from: what goes with them when they are forgotten.
+    pub fn sources_of(&self, ids: &[String]) -> Vec<String> {
+        let mut out: Vec<String> = ids
+            .iter()
+            .flat_map(|id| self.records.with_history(id))
+            .filter_map(|id| self.records.get(&id).map(|e| e.sources.clone()))
+            .flatten()
+            .collect();
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    /// The ids of every visible memory of `scope` (every memory for `None`).
+    pub fn ids_of(&self, scope: Option<&Scope>) -> Vec<String> {
+        self.records
+            .export()
+            .entries
+            .into_iter()
+            .filter(|e| self.visible(&e.scope) && scope.is_none_or(|s| &e.scope == s))
+            .map(|e| e.id)
+            .collect()
     }
 
     /// Indexes the turns added since the last search (call before one).

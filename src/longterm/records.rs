@@ -557,13 +557,34 @@ impl Records {
     }
 
     /// Hard-deletes one memory (and nothing else).
+    /// Hard-deletes a memory with its history (the versions it superseded,
+    /// and theirs): a forgotten fact must not survive as an expired one.
     pub async fn forget(&mut self, id: &str) -> Result<bool> {
         self.refresh().await?;
         if !self.entries.contains_key(id) {
             return Ok(false);
         }
-        self.delete(vec![id.to_string()]).await?;
+        self.delete(self.with_history(id)).await?;
         Ok(true)
+    }
+
+    /// `id` and every version it replaced, directly or not.
+    pub fn with_history(&self, id: &str) -> Vec<String> {
+        let mut ids = vec![id.to_string()];
+        loop {
+            let older: Vec<String> = self
+                .entries
+                .values()
+                .filter(|e| {
+                    e.superseded_by.as_ref().is_some_and(|next| ids.contains(next)) && !ids.contains(&e.id)
+                })
+                .map(|e| e.id.clone())
+                .collect();
+            if older.is_empty() {
+                return ids;
+            }
+            ids.extend(older);
+        }
     }
 
     /// Hard-deletes every memory of a scope; returns how many.

@@ -769,17 +769,67 @@ impl Memory {
         self.write(async |r| r.undo(id).await).await
     }
 
+    // Forgetting is verified deletion: a forgotten memory goes with its
+    // history (the versions it replaced), its vectors, the messages it was
+    // drawn from (in whichever session holds them, and from recall) and
+    // every summary that covers one of those messages.
+
+    /// Hard-deletes a memory and what it was drawn from. False when this
+    /// instance has no such memory.
     pub async fn forget(&self, id: &str) -> Result<bool> {
-        self.write(async |r| r.forget(id).await).await
+        let (forgot, sources) = self
+            .write(async |r| {
+                r.refresh().await?;
+                let sources = r.sources_of(&[id.to_string()]);
+                Ok((r.forget(id).await?, sources))
+            })
+            .await?;
+        if forgot {
+            self.forget_messages(sources).await?;
+        }
+        Ok(forgot)
     }
 
+    /// Hard-deletes every memory of a scope and what they were drawn from.
     pub async fn forget_scope(&self, scope: &Scope) -> Result<u32> {
-        self.write(async |r| r.forget_scope(scope).await).await
+        let (n, sources) = self
+            .write(async |r| {
+                r.refresh().await?;
+                let sources = r.sources_of(&r.ids_of(Some(scope)));
+                Ok((r.forget_scope(scope).await?, sources))
+            })
+            .await?;
+        self.forget_messages(sources).await?;
+        Ok(n)
     }
 
-    /// Hard-deletes the namespace's long-term memory and processed hashes.
+    /// Hard-deletes the namespace's long-term memory, the messages it was
+    /// drawn from, and the processed hashes.
     pub async fn purge(&self) -> Result<()> {
-        self.write(async |r| r.purge().await).await
+        let sources = self
+            .write(async |r| {
+                r.refresh().await?;
+                let sources = r.sources_of(&r.ids_of(None));
+                r.purge().await?;
+                Ok(sources)
+            })
+            .await?;
+        self.forget_messages(sources).await
+    }
+
+    async fn forget_messages(&self, ids: Vec<String>) -> Result<()> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let ids: std::collections::BTreeSet<String> = ids.into_iter().collect();
+        // Not while this session compresses or ends (its summary could
+        // quote them); the namespace lock before the mutexes, as always.
+        let _turn = self.inner.work.lock().await;
+        let _held = self.inner.lock.acquire().await?;
+        let deleted = self.inner.session.lock().await.forget_messages(&ids).await?;
+        self.inner.longterm.lock().await.forget_turns(&deleted).await?;
+        self.embed_soon();
+        Ok(())
     }
 
     pub async fn import(&self, mut doc: ExportDocument) -> Result<ImportReport> {

@@ -1226,3 +1226,67 @@ fn redacted_data_is_never_stored_nor_sent_to_the_model() {
     );
     assert_eq!(stats.by_place.get("query"), Some(&1));
 }
+
+// ---- verified deletion ----
+
+/// Every stored key and value that mentions `needle`.
+fn mentions(w: &mut World, needle: &str) -> Vec<String> {
+    let store = w.store.clone();
+    w.run(store.list("")).unwrap().into_iter().filter(|(_, v)| v.contains(needle)).map(|(k, _)| k).collect()
+}
+
+#[test]
+fn a_forgotten_memory_leaves_nothing_behind_its_history_messages_summary_or_recall() {
+    let mut w = World::new();
+    let m = w.open("s", Some(judge_model()));
+    let secret = w.run(m.add(user("My locker code is 4921"))).unwrap();
+    for i in 0..4 {
+        w.run(m.add(user(&format!("weather talk {i}")))).unwrap();
+        w.run(m.add(assistant(&format!("reply {i}")))).unwrap();
+    }
+    w.run(m.commit_summary("The user's locker code is 4921; they talked about weather.".into(), &secret.id))
+        .unwrap();
+    w.run(m.end_session()).unwrap();
+    w.settle();
+    let memory = w.run(m.memories()).unwrap().into_iter().find(|e| e.content.contains("4921")).unwrap();
+    // A newer version of it, so the forgotten one has history.
+    let newer = new_memory("User's locker code is now 4921-B", Scope::User, 1_700_000_000_001);
+    let newer = w.run(m.supersede(newer, std::slice::from_ref(&memory.id))).unwrap();
+    assert!(!mentions(&mut w, "4921").is_empty());
+    assert!(w.run(m.forget(&newer.id)).unwrap());
+    w.settle();
+    assert_eq!(mentions(&mut w, "4921"), Vec::<String>::new());
+    let hits = w.run(m.search("locker code 4921", &SearchOptions::default(), None)).unwrap();
+    assert!(hits.is_empty(), "{hits:?}");
+    assert!(w.run(m.history(&memory.id)).unwrap().is_empty());
+    assert!(!serde_json::to_string(&w.run(m.export()).unwrap()).unwrap().contains("4921"));
+    assert!(w.run(m.session_history()).unwrap().iter().all(|e| !e.content.contains("4921")));
+    let ctx = w
+        .run(m.build_context(ContextRequest { query: Some("locker code".into()), ..Default::default() }))
+        .unwrap();
+    assert!(ctx.messages.iter().all(|msg| !msg.content.contains("4921")));
+    // Another instance of the session, opened afresh, holds none of it either.
+    let other = w.open("s", None);
+    assert!(w.run(other.session_history()).unwrap().iter().all(|e| !e.content.contains("4921")));
+    assert_eq!(w.run(other.session_history()).unwrap().len(), 8, "the other messages stay");
+}
+
+#[test]
+fn forget_scope_and_purge_take_what_the_memories_were_drawn_from() {
+    let mut w = World::new();
+    let m = w.open("s", Some(judge_model()));
+    w.run(m.add(user("My passport number is X1234567"))).unwrap();
+    w.run(m.add(user("I like chess"))).unwrap();
+    w.run(m.end_session()).unwrap();
+    w.settle();
+    assert!(!mentions(&mut w, "X1234567").is_empty());
+    assert_eq!(w.run(m.forget_scope(&Scope::User)).unwrap(), 2);
+    assert_eq!(mentions(&mut w, "X1234567"), Vec::<String>::new());
+    assert_eq!(mentions(&mut w, "chess"), Vec::<String>::new());
+    w.run(m.add(user("My bank PIN is 8765"))).unwrap();
+    w.run(m.end_session()).unwrap();
+    w.settle();
+    assert!(!mentions(&mut w, "8765").is_empty());
+    w.run(m.purge()).unwrap();
+    assert_eq!(mentions(&mut w, "8765"), Vec::<String>::new());
+}

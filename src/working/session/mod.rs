@@ -20,7 +20,7 @@
 
 pub mod position;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 
 use serde::{Deserialize, Serialize};
@@ -179,6 +179,9 @@ pub fn storage_id_of(session_id: &str) -> &str {
     session_id.strip_prefix("agent:").unwrap_or(session_id)
 }
 
+/// Every session's records live under this prefix.
+const SESSIONS_PREFIX: &str = "session/";
+
 /// Every record of a session lives under this prefix.
 pub fn session_prefix(storage_id: &str) -> String {
     format!("session/{storage_id}/")
@@ -286,20 +289,24 @@ impl Session {
         if s.writers_seen.len() > MAX_WRITER_RECORDS {
             s.store.delete_many(std::mem::take(&mut s.writers_seen).into_keys().collect()).await?;
         }
-        s.reload().await?;
+        s.reload(&BTreeSet::new()).await?;
         Ok(s)
     }
 
     /// Rebuilds the window from the store: its messages, and the messages
     /// of this instance that are not stored (a sub-agent's tool traffic), in
     /// position order, then the summary.
-    async fn reload(&mut self) -> Result<()> {
+    /// Reads the session again; of what this instance holds and the store
+    /// has not, keeps all but `forgotten`.
+    async fn reload(&mut self, forgotten: &BTreeSet<String>) -> Result<()> {
         let summary = self.read_summary().await?;
         let rows = self.store.list(&msg_prefix(&self.storage_id)).await?;
         let mut messages: BTreeMap<Seq, MemoryEntry> =
             rows.iter().filter_map(|(k, v)| message_row(k, v, &self.damage)).collect();
         for l in self.memory.pending().iter().chain(self.memory.live()) {
-            messages.entry(l.seq).or_insert_with(|| l.entry.clone());
+            if !forgotten.contains(&l.entry.id) {
+                messages.entry(l.seq).or_insert_with(|| l.entry.clone());
+            }
         }
         let mut memory = ConversationMemory::new(self.memory.limits());
         for (seq, entry) in messages {
@@ -329,7 +336,7 @@ impl Session {
         let changed = writers.iter().any(|(k, v)| *k != own && self.writers_seen.get(k) != Some(v));
         self.writers_seen = writers;
         if changed {
-            self.reload().await?;
+            self.reload(&BTreeSet::new()).await?;
         }
         Ok(changed)
     }
@@ -343,6 +350,32 @@ impl Session {
     fn next_writer_record(&mut self) -> (String, String) {
         self.writes += 1;
         (self.writer_key(), self.writes.to_string())
+    }
+
+    /// Deletes the messages `ids` from every session of the namespace, and
+    /// every summary that covers one of them (the next compression
+    /// summarizes what is left); this session reloads without them, and
+    /// other instances of it at their next read. Returns what it deleted.
+    pub async fn forget_messages(&mut self, ids: &BTreeSet<String>) -> Result<Vec<MemoryEntry>> {
+        let (mut keys, mut deleted) = (Vec::new(), Vec::new());
+        for (key, value) in self.store.list(SESSIONS_PREFIX).await? {
+            let (message, summary) = (key.contains("/msg/"), key.ends_with("/summary"));
+            if !(message || summary) {
+                continue;
+            }
+            let Ok(e) = serde_json::from_str::<MemoryEntry>(&value) else { continue };
+            if (message && ids.contains(&e.id)) || (summary && e.sources.iter().any(|s| ids.contains(s))) {
+                keys.push(key);
+                deleted.push(e);
+            }
+        }
+        if !keys.is_empty() {
+            self.store.delete_many(keys).await?;
+            let record = self.next_writer_record();
+            self.store.put_many(vec![record]).await?;
+        }
+        self.reload(ids).await?;
+        Ok(deleted)
     }
 
     /// Commits a summary of the session up to and including the message
