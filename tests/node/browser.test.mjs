@@ -257,6 +257,16 @@ test("an encrypted memory on IndexedDB: only sealed values in the database, no i
   assert.equal(r.noKey, "DECRYPTION");
 });
 
+test("forget on IndexedDB: the raw database holds nothing of the memory, its versions, its message or a summary quoting it", async () => {
+  const r = await runPage(browser, `${base}tests/browser/deletion.html?ns=del-${Date.now()}`, "__result");
+  assert.equal(r.error, undefined, r.error);
+  assert.ok(r.before >= 3, `planted in ${r.before} records`);
+  assert.equal(r.forgot, true);
+  assert.deepEqual(r.after, []);
+  assert.ok(r.chess > 0, "other memories stay");
+  assert.equal(r.databaseLeft, false, "deleteNamespace deletes the database");
+});
+
 test("a full disk is a typed error (QUOTA_EXCEEDED, or STORAGE once Chromium closes the database); the instance holds what was acknowledged", async (t) => {
   // The profile lives on a 24 MB tmpfs, so the store runs out of space
   // after some hundred memories of ~30 KB. (Chromium may discard a LevelDB
