@@ -75,7 +75,9 @@ const REASONS = {
 const accept = (reason, ...labels) => Object.fromEntries(labels.map((l) => [l, reason]));
 const TEXT = accept("text", "negative", "empty", "5 MB string", "lone surrogates");
 const IN_TEXT = accept("text", "5 MB string", "lone surrogates");
-const NAME = accept("name", "negative", "5 MB string", "lone surrogates");
+// A namespace is 1-128 characters of a safe ASCII set: "-1" is one.
+const NAME = accept("name", "negative");
+const SESSION = accept("name", "negative", "5 MB string", "lone surrogates");
 const ID = accept("unknown", "negative", "empty", "5 MB string", "lone surrogates");
 const OPTIONAL = accept("optional", "undefined", "null", "empty");
 const ZERO = accept("zero", "empty");
@@ -127,7 +129,7 @@ const CALLABLES = [
     params: [["content", "string", () => "The user lives in Lisbon"],
       ["throughId", "string", (h) => h.compressible()]],
     call: (h, [c, t]) => h.m.commitSummary(c, t) },
-  { name: "memory.deleteSession", accepts: [NAME], async: true, params: [["sessionId", "string", () => "other"]],
+  { name: "memory.deleteSession", accepts: [SESSION], async: true, params: [["sessionId", "string", () => "other"]],
     call: (h, [x]) => h.m.deleteSession(x) },
   { name: "memory.derivedFrom", accepts: [ID], async: true, params: [["messageId", "string", (h) => h.message.id]],
     call: (h, [x]) => h.m.derivedFrom(x) },
@@ -137,6 +139,8 @@ const CALLABLES = [
     call: (h, [x]) => h.m.forgetScope(x) },
   { name: "memory.forget", accepts: [ID], async: true, params: [["id", "string", () => "no-such-id"]], call: (h, [x]) => h.m.forget(x) },
   { name: "memory.history", accepts: [ID], async: true, params: [["id", "string", (h) => h.entry.id]], call: (h, [x]) => h.m.history(x) },
+  { name: "memory.exportMemories", accepts: [OPTIONAL], async: true, params: [["options", "object", () => ({ sealed: false }), true]],
+    call: (h, [x]) => h.m.exportMemories(x) },
   { name: "memory.importMemories", accepts: [accept("document", "unknown option keys")], async: true, params: [["document", "object", EXPORT]],
     call: (h, [x]) => h.m.importMemories(x) },
   { name: "memory.recordUsage", accepts: [ZERO, ZERO], async: false,

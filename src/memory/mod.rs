@@ -55,6 +55,7 @@ use crate::longterm::{LongTermMemory, LongTermOptions, LongTermStats};
 use crate::ports::{Cipher, Clock, Embedder, Llm, Lock, NamedLock, Spawn};
 use crate::redact::{Patterns, Place, RedactOptions, RedactionStats, Redactor};
 use crate::retrieval::{Hit, SearchOptions};
+use crate::store::sealed::SealedExport;
 use crate::store::{DamageHook, DamageLog, Damaged, EncryptionStats, SealedStore, Store};
 use crate::tokens::Tokenizer;
 use crate::working::context::Context;
@@ -883,6 +884,22 @@ impl Memory {
 
     pub async fn export(&self) -> Result<ExportDocument> {
         self.read(|r| r.export()).await
+    }
+
+    /// The export document sealed under the current key, for storing or
+    /// moving it encrypted (any memory with the key imports it).
+    pub async fn export_sealed(&self) -> Result<SealedExport> {
+        let json = serde_json::to_string(&self.export().await?)
+            .map_err(|e| Error::invalid(format!("export: {e}")))?;
+        self.inner.sealed.seal_export(&json).await
+    }
+
+    /// Imports a sealed export: `DECRYPTION` without its key or when altered.
+    pub async fn import_sealed(&self, export: &SealedExport) -> Result<ImportReport> {
+        let json = self.inner.sealed.open_export(export).await?;
+        let doc = serde_json::from_str(&json)
+            .map_err(|e| Error::invalid(format!("invalid export document: {e}")))?;
+        self.import(doc).await
     }
 
     pub async fn stats(&self) -> Result<MemoryStats> {

@@ -162,12 +162,37 @@ impl SealedStore {
     }
 
     async fn seal(&self, keys: &Keys, key: &str, plain: &str) -> Result<String> {
-        let mut nonce = [0u8; NONCE_LEN];
-        getrandom::fill(&mut nonce).map_err(|e| Error::storage(format!("no random nonce: {e}")))?;
-        let sealed = keys.cipher.seal(0, nonce, self.aad(key), plain.as_bytes().to_vec()).await?;
-        let mut bytes = nonce.to_vec();
-        bytes.extend_from_slice(&sealed);
-        Ok(format!("{PREFIX}{}.{}", keys.ids[0], base64(&bytes)))
+        seal_with(keys, self.aad(key), plain).await
+    }
+
+    /// An export document sealed under the current key: readable by any
+    /// memory given that key, in any namespace.
+    pub async fn seal_export(&self, json: &str) -> Result<SealedExport> {
+        let Some(keys) = &self.keys else {
+            return Err(Error::invalid("a sealed export needs `encryption`"));
+        };
+        let sealed = seal_with(keys, EXPORT_AAD.to_vec(), json).await?;
+        Ok(SealedExport { format: SEALED_EXPORT_FORMAT.into(), version: 1, sealed })
+    }
+
+    /// The document of a sealed export: `DECRYPTION` without its key, or
+    /// when it was altered.
+    pub async fn open_export(&self, export: &SealedExport) -> Result<String> {
+        let Some(keys) = &self.keys else {
+            return Err(decryption("a sealed export needs `encryption` with its key"));
+        };
+        let rest = export.sealed.strip_prefix(PREFIX).ok_or_else(|| Error::invalid("not a sealed export"))?;
+        let (id, body) = rest.split_once('.').ok_or_else(|| Error::invalid("not a sealed export"))?;
+        let index = keys.ids.iter().position(|k| k == id).ok_or_else(|| {
+            decryption(format!("the export is sealed under a key that was not given (key id {id})"))
+        })?;
+        let bytes = unbase64(body).filter(|b| b.len() >= NONCE_LEN + TAG_LEN);
+        let bytes = bytes.ok_or_else(|| Error::invalid("a sealed export cut short or not base64"))?;
+        let nonce: [u8; NONCE_LEN] = bytes[..NONCE_LEN].try_into().expect("length checked");
+        let opened = keys.cipher.open(index, nonce, EXPORT_AAD.to_vec(), bytes[NONCE_LEN..].to_vec()).await?;
+        let plain =
+            opened.ok_or_else(|| decryption("the sealed export fails authentication: it was altered"))?;
+        String::from_utf8(plain).map_err(|_| decryption("the sealed export is not text"))
     }
 
     /// The plain text of a stored value; `None` when it is damaged (and
@@ -274,6 +299,32 @@ impl SealedStore {
         self.stale.set(self.stale.get().saturating_sub(values.len() as u32));
         Ok(n)
     }
+}
+
+/// Associated data of sealed exports (no namespace: an export moves).
+const EXPORT_AAD: &[u8] = b"agent-memory export";
+
+/// `format` of a sealed export.
+pub const SEALED_EXPORT_FORMAT: &str = "agent-memory-sealed";
+
+/// An export document sealed as one value.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SealedExport {
+    pub format: String,
+    pub version: u32,
+    /// `amenc1.<key id>.<base64>`, like a sealed record.
+    pub sealed: String,
+}
+
+/// `plain` sealed under key 0 with `aad`, as stored text.
+async fn seal_with(keys: &Keys, aad: Vec<u8>, plain: &str) -> Result<String> {
+    let mut nonce = [0u8; NONCE_LEN];
+    getrandom::fill(&mut nonce).map_err(|e| Error::storage(format!("no random nonce: {e}")))?;
+    let sealed = keys.cipher.seal(0, nonce, aad, plain.as_bytes().to_vec()).await?;
+    let mut bytes = nonce.to_vec();
+    bytes.extend_from_slice(&sealed);
+    Ok(format!("{PREFIX}{}.{}", keys.ids[0], base64(&bytes)))
 }
 
 impl Store for SealedStore {

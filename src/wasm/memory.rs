@@ -32,6 +32,7 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::longterm::records::ExportDocument;
 use crate::memory::{self, Memory, MemoryOptions, Ports};
 use crate::ports::{LocalBoxFuture, Spawn};
+use crate::store::sealed::{SealedExport, SEALED_EXPORT_FORMAT};
 use crate::store::{Damaged, MemoryStore, Store};
 use crate::tokens::Estimate;
 use crate::working::session::{ContextRequest, LongTermSource, NewMessage, SessionOptions};
@@ -624,25 +625,64 @@ impl JsMemory {
         promise(async move { Ok(m.purge().await?) }, undefined)
     }
 
-    /// The namespace's long-term memory as one versioned JSON document.
-    #[wasm_bindgen(js_name = exportMemories, unchecked_return_type = "Promise<ExportDocument>")]
-    pub fn export_memories(&self) -> Promise {
+    /// The namespace's long-term memory as one versioned JSON document;
+    /// with `{ sealed: true }` (and `encryption`), sealed as one value.
+    #[wasm_bindgen(js_name = exportMemories, unchecked_return_type = "Promise<ExportDocument | SealedExport>")]
+    pub fn export_memories(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "{ sealed?: boolean } | null")] options: JsValue,
+    ) -> Promise {
+        let sealed = match optional(options) {
+            None => Ok(false),
+            Some(o) if !o.is_object() || js_sys::Array::is_array(&o) => {
+                Err(Error::invalid("exportMemories options must be an object: { sealed?: boolean }").into())
+            }
+            Some(o) => check_fields(&o, "exportMemories option", &["sealed"]).and_then(|()| {
+                let v = js_sys::Reflect::get(&o, &"sealed".into())?;
+                match v.as_bool() {
+                    Some(b) => Ok(b),
+                    None if v.is_undefined() => Ok(false),
+                    None => Err(Error::invalid("exportMemories' sealed must be a boolean").into()),
+                }
+            }),
+        };
         let m = self.0.clone();
-        promise(async move { Ok(m.export().await?) }, to_js_json)
+        promise(
+            async move {
+                match sealed? {
+                    true => to_js_json(&m.export_sealed().await?),
+                    false => to_js_json(&m.export().await?),
+                }
+            },
+            |v: &JsValue| Ok(v.clone()),
+        )
     }
 
-    /// Imports an export document; importing it twice changes nothing.
+    /// Imports an export document, sealed or not; importing it twice
+    /// changes nothing.
     #[wasm_bindgen(js_name = importMemories, unchecked_return_type = "Promise<ImportReport>")]
     pub fn import_memories(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "ExportDocument")] document: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "ExportDocument | SealedExport")] document: JsValue,
     ) -> Promise {
-        let doc = super::json_of(&document, "the export document").and_then(|json| {
-            serde_json::from_str::<ExportDocument>(&json)
-                .map_err(|e| Error::invalid(format!("invalid export document: {e}")).into())
-        });
+        let json = super::json_of(&document, "the export document");
         let m = self.0.clone();
-        promise(async move { Ok(m.import(doc?).await?) }, to_js_json)
+        promise(
+            async move {
+                let json = json?;
+                let is_sealed = serde_json::from_str::<serde_json::Value>(&json)
+                    .is_ok_and(|v| v.get("format").and_then(|f| f.as_str()) == Some(SEALED_EXPORT_FORMAT));
+                if is_sealed {
+                    let export: SealedExport = serde_json::from_str(&json)
+                        .map_err(|e| Error::invalid(format!("invalid sealed export: {e}")))?;
+                    return Ok(m.import_sealed(&export).await?);
+                }
+                let doc = serde_json::from_str::<ExportDocument>(&json)
+                    .map_err(|e| Error::invalid(format!("invalid export document: {e}")))?;
+                Ok(m.import(doc).await?)
+            },
+            to_js_json,
+        )
     }
 
     /// Long-term counts by kind, scope, agent and day; storage size; searches

@@ -183,6 +183,14 @@ export interface EncryptionOptions {
   migrate?: boolean;
 }
 
+/** `exportMemories({ sealed: true })`: the export document sealed under the current key (AES-GCM), importable by any memory given that key. */
+export interface SealedExport {
+  format: "agent-memory-sealed";
+  version: 1;
+  /** "amenc1.<key id>.<base64>" */
+  sealed: string;
+}
+
 export interface EncryptionStats {
   /** The id of the key new records are sealed under (a key check value, not the key). */
   keyId: string;

@@ -267,6 +267,19 @@ test("forget on IndexedDB: the raw database holds nothing of the memory, its ver
   assert.equal(r.databaseLeft, false, "deleteNamespace deletes the database");
 });
 
+test("isolation on IndexedDB: namespaces sharing a name prefix, and agents in one namespace, never cross", async () => {
+  const r = await runPage(browser, `${base}tests/browser/isolation.html?ns=iso-${Date.now()}`, "__result");
+  assert.equal(r.error, undefined, r.error);
+  assert.equal(r.aFindsB, 0);
+  assert.equal(r.bFindsA, 0);
+  assert.deepEqual(r.aExport, ["Secret word amberword"]);
+  assert.equal(r.aForgetsB, false);
+  assert.deepEqual(r.bAfter, ["Secret word cobaltword"], "deleting one namespace's database leaves the other's");
+  assert.deepEqual(r.travelSees, []);
+  assert.equal(r.travelFinds, 0);
+  assert.equal(r.travelWrites, "INVALID_INPUT");
+});
+
 test("a full disk is a typed error (QUOTA_EXCEEDED, or STORAGE once Chromium closes the database); the instance holds what was acknowledged", async (t) => {
   // The profile lives on a 24 MB tmpfs, so the store runs out of space
   // after some hundred memories of ~30 KB. (Chromium may discard a LevelDB

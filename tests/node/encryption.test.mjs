@@ -128,3 +128,27 @@ test("bad encryption options are INVALID_INPUT", async () => {
   await m.remember({ content: "fine" });
   assert.equal((await m.memories()).length, 1);
 });
+
+test("a sealed export carries nothing readable; the key imports it anywhere, without it or altered it is DECRYPTION", async () => {
+  const key = await aesKey();
+  const m = await am.Memory.open({ namespace: "exp", sessionId: "s", encryption: { key } });
+  await m.remember({ content: "Allergic to penicillin" });
+  const sealed = await m.exportMemories({ sealed: true });
+  assert.equal(sealed.format, "agent-memory-sealed");
+  assert.ok(sealed.sealed.startsWith("amenc1.") && !JSON.stringify(sealed).includes("penicillin"));
+  assert.ok((await m.exportMemories()).entries.length === 1, "the plain export is still there for the host");
+  const other = await am.Memory.open({ namespace: "exp2", sessionId: "s", encryption: { key } });
+  assert.equal((await other.importMemories(sealed)).added, 1);
+  assert.deepEqual((await other.memories()).map((e) => e.content), ["Allergic to penicillin"]);
+  const wrong = await am.Memory.open({ namespace: "exp3", sessionId: "s", encryption: { key: await aesKey() } });
+  await assert.rejects(wrong.importMemories(sealed), (e) => e.code === "DECRYPTION");
+  const plain = await am.Memory.open({ namespace: "exp4", sessionId: "s" });
+  await assert.rejects(plain.importMemories(sealed), (e) => e.code === "DECRYPTION");
+  const body = sealed.sealed;
+  const altered = { ...sealed, sealed: body.slice(0, 40) + (body[40] === "A" ? "B" : "A") + body.slice(41) };
+  await assert.rejects(other.importMemories(altered), (e) => e.code === "DECRYPTION");
+  await assert.rejects(plain.exportMemories({ sealed: true }), (e) => e.code === "INVALID_INPUT");
+  for (const bad of ["x", [], { sealed: "yes" }, { seal: true }]) {
+    await assert.rejects(m.exportMemories(bad), (e) => e.code === "INVALID_INPUT", JSON.stringify(bad));
+  }
+});
