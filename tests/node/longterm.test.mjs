@@ -54,18 +54,22 @@ test("versions: supersede, history and undo", async () => {
 test("forget, forgetScope and purge are hard deletes; agent scopes stay apart", async () => {
   const adapter = mapAdapter();
   const m = await am.Memory.open({ namespace: "n", sessionId: "s", store: adapter, agentId: "planner" });
+  // The user's own view (no agentId) holds every agent's memories.
+  const all = await am.Memory.open({ namespace: "n", sessionId: "s", store: adapter });
   const a = (await m.remember({ content: "Allergic to peanuts" })).entry;
   await m.remember({ content: "Split tasks into steps of one hour", scope: "agent:planner" });
-  await m.remember({ content: "Never schedule meetings on Friday", scope: "agent:other" });
+  await all.remember({ content: "Never schedule meetings on Friday", scope: "agent:other" });
   const { messages } = await m.buildContext({ query: "plan my friday tasks and snacks peanuts" });
   assert.match(messages[0].content, /Split tasks/);
   assert.doesNotMatch(messages[0].content, /Never schedule/, "another agent's memories stay out");
   assert.equal(await m.forget(a.id), true);
   assert.deepEqual(keys(adapter, `n/lt/entry/${a.id}`), []);
   assert.equal(await m.forget(a.id), false);
-  assert.equal(await m.forgetScope("agent:other"), 1);
+  await assert.rejects(m.forgetScope("agent:other"), (e) => e.code === "INVALID_INPUT", "not the planner's to forget");
+  assert.equal(await all.forgetScope("agent:other"), 1);
   assert.equal((await m.memories()).length, 1);
-  await m.purge();
+  await assert.rejects(m.purge(), (e) => e.code === "INVALID_INPUT", "an agent cannot purge every agent's memories");
+  await all.purge();
   assert.deepEqual(keys(adapter, "n/lt/"), ["n/lt/meta/generation"], "nothing long-term but the generation left");
   await assert.rejects(m.forgetScope("team"), (e) => e.code === "INVALID_INPUT");
 });
