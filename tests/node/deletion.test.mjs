@@ -6,15 +6,8 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import * as am from "../../pkg/node.js";
 import { mapAdapter } from "./map-adapter.mjs";
+import { judgeHook } from "../../scripts/judge-hook.mjs";
 
-const llm = async ({ messages, json }) => {
-  const prompt = messages.at(-1).content;
-  const said = prompt.split("\n").filter((l) => l.includes("[user]: ")).map((l) => l.split("[user]: ")[1]);
-  if (!json) return `Summary: ${said.join(" ")}`;
-  const facts = prompt.split("\n").filter((l) => l.startsWith("[[NEW]]") && l.includes("[user]"))
-    .map((l) => ({ content: `User said: ${l.split("[user]: ")[1]}`, category: "profile", sources: [Number(l.match(/#(\d+)/)[1])] }));
-  return JSON.stringify({ memories: facts });
-};
 const embed = async (texts) => texts.map((t) => [t.length % 7, 1, t.includes("code") ? 1 : 0]);
 
 /** Everything a user could see or the store holds, as text. */
@@ -29,7 +22,7 @@ async function traces(store, m, needle) {
 }
 
 async function chat(store, lines) {
-  const m = await am.Memory.open({ namespace: "del", sessionId: "s", store, llm, embed, embedModel: "e3", maxTokens: 300, retainRecentRounds: 1 });
+  const m = await am.Memory.open({ namespace: "del", sessionId: "s", store, llm: judgeHook, embed, embedModel: "e3", maxTokens: 300, retainRecentRounds: 1 });
   for (const line of lines) {
     await m.add({ role: "user", content: line });
     await m.add({ role: "assistant", content: "Noted." });

@@ -5,24 +5,19 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import * as am from "../../pkg/node.js";
 import { mapAdapter } from "./map-adapter.mjs";
+import { judgeHook } from "../../scripts/judge-hook.mjs";
 
 const aesKey = (extractable = false) =>
   crypto.subtle.generateKey({ name: "AES-GCM", length: 256 }, extractable, ["encrypt", "decrypt"]);
 
 /** A judge that keeps each new user message as a fact. */
-const llm = async ({ messages, json }) => {
-  if (!json) return "They talked about moving and a cat.";
-  const facts = messages.at(-1).content.split("\n").filter((l) => l.startsWith("[[NEW]]") && l.includes("[user]"))
-    .map((l) => ({ content: `User said: ${l.split("[user]: ")[1]}`, category: "profile", sources: [Number(l.match(/#(\d+)/)[1])] }));
-  return JSON.stringify({ memories: facts });
-};
 
-const SECRETS = ["Lisbon", "Miso", "penicillin", "moving and a cat"];
+const SECRETS = ["Lisbon", "Miso", "penicillin"];
 
 test("an encrypted memory leaves nothing readable in the store; its key reopens it, no key or another is DECRYPTION", async () => {
   const store = mapAdapter();
   const key = await aesKey();
-  const m = await am.Memory.open({ namespace: "enc", sessionId: "s", store, llm, encryption: { key } });
+  const m = await am.Memory.open({ namespace: "enc", sessionId: "s", store, llm: judgeHook, encryption: { key } });
   await m.add({ role: "user", content: "I moved to Lisbon with my cat Miso" });
   await m.add({ role: "assistant", content: "How exciting!" });
   await m.remember({ content: "Allergic to penicillin", kind: "fact" });

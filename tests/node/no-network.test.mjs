@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import * as am from "../../pkg/node.js";
 import { mapAdapter } from "./map-adapter.mjs";
+import { judgeHook } from "../../scripts/judge-hook.mjs";
 
 const NETWORK = ["fetch", "XMLHttpRequest", "WebSocket", "EventSource"];
 
@@ -28,12 +29,6 @@ function cutTheNetwork() {
   return { calls, restore };
 }
 
-const judge = async ({ messages, json }) => {
-  if (!json) return "They talked about Lisbon.";
-  const facts = messages.at(-1).content.split("\n").filter((l) => l.startsWith("[[NEW]]") && l.includes("[user]"))
-    .map((l) => ({ content: `User said: ${l.split("[user]: ")[1]}`, category: "profile", sources: [Number(l.match(/#(\d+)/)[1])] }));
-  return JSON.stringify({ memories: facts });
-};
 const embed = async (texts) => texts.map((t) => Float32Array.from({ length: 8 }, (_, i) => (t.charCodeAt(i % t.length) % 7) + 1));
 
 test("every feature runs with the network cut; the hooks are the only way out", async () => {
@@ -45,7 +40,7 @@ test("every feature runs with the network cut; the hooks are the only way out", 
     const key = await crypto.subtle.generateKey({ name: "AES-GCM", length: 256 }, false, ["encrypt", "decrypt"]);
     const m = await am.Memory.open({
       namespace: "offline", sessionId: "s", store, maxTokens: 400, retainRecentRounds: 1,
-      llm: async (req) => { hookCalls.llm++; return judge(req); },
+      llm: async (req) => { hookCalls.llm++; return judgeHook(req); },
       embed: async (texts) => { hookCalls.embed++; return embed(texts); },
       embedModel: "hash-8", encryption: { key },
     });
@@ -77,7 +72,7 @@ test("every feature runs with the network cut; the hooks are the only way out", 
     const hostFetch = async (_url, init) => {
       hookCalls.fetch++;
       const body = JSON.parse(init.body);
-      return new Response(JSON.stringify({ choices: [{ message: { content: await judge(body) } }] }), { headers: { "content-type": "application/json" } });
+      return new Response(JSON.stringify({ choices: [{ message: { content: await judgeHook(body) } }] }), { headers: { "content-type": "application/json" } });
     };
     const viaEndpoint = await am.Memory.open({ namespace: "offline2", sessionId: "s", store, llm: { endpoint: "http://127.0.0.1:9/v1/chat/completions", model: "m", fetch: hostFetch } });
     await viaEndpoint.add({ role: "user", content: "I moved to Porto." });

@@ -5,18 +5,16 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import * as am from "../../pkg/node.js";
 import { mapAdapter } from "./map-adapter.mjs";
+import { judgeHook } from "../../scripts/judge-hook.mjs";
 
 const SECRETS = ["ada@example.com", "+351 912 345 678", "4111 1111 1111 1111", "GB82WEST12345698765432", "sk-proj-AbCdEf0123456789XyZ", "EMP-204817"];
 
 test("redacted data is never stored nor sent to the model or the embedder", async () => {
   const store = mapAdapter();
   const seen = [];
-  const llm = async ({ messages, json }) => {
-    seen.push(...messages.map((m) => m.content));
-    if (!json) return "Summary.";
-    const facts = messages.at(-1).content.split("\n").filter((l) => l.startsWith("[[NEW]]") && l.includes("[user]"))
-      .map((l) => ({ content: `User said: ${l.split("[user]: ")[1]}`, category: "profile", sources: [Number(l.match(/#(\d+)/)[1])] }));
-    return JSON.stringify({ memories: facts });
+  const llm = async (request) => {
+    seen.push(...request.messages.map((m) => m.content));
+    return judgeHook(request);
   };
   const embed = async (texts) => { seen.push(...texts); return texts.map(() => [1, 0, 0]); };
   const m = await am.Memory.open({
