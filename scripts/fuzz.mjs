@@ -17,6 +17,8 @@ export const TARGETS = [
   { target: "LLM output repair (judge, resolver)", file: "fuzz", tests: ["fuzz_llm_output"] },
   { target: "import document parsing", file: "fuzz", tests: ["fuzz_import_document"] },
   { target: "stored-record decoding at open", file: "fuzz", tests: ["fuzz_stored_records"] },
+  { target: "redaction", file: "fuzz", tests: ["fuzz_redact"] },
+  { target: "prompt fences", file: "fuzz", tests: ["fuzz_fences"] },
 ];
 
 export function fuzz({ cases }) {

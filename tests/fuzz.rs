@@ -1,6 +1,7 @@
 //! Fuzz targets for the entry points that parse or slice untrusted text:
 //! the analyzer, the budget split of the long-term block, the model's
-//! output repair, export documents, and stored records read back at open.
+//! output repair, export documents, stored records read back at open,
+//! redaction and prompt fences.
 //! (The pre-tokenizer and counter are fuzzed against `bpe-openai` in
 //! `tokenizer_parity.rs`, window assembly in `window_props.rs`.)
 //!
@@ -16,11 +17,13 @@ mod common;
 use std::rc::Rc;
 
 use agent_memory::entry::Scope;
+use agent_memory::fence::{count_fences, defuse, TAGS};
 use agent_memory::llm::outbox;
 use agent_memory::llm::parse::{extract_json, parse_judge, parse_resolve, Decision};
 use agent_memory::longterm::records::{new_memory, ExportDocument};
 use agent_memory::longterm::{LongTermMemory, LongTermOptions};
 use agent_memory::ports::clock::{Clock, ManualClock};
+use agent_memory::redact::{Place, RedactOptions, Redactor};
 use agent_memory::retrieval::analyzer::{analyze, analyze_query};
 use agent_memory::retrieval::block::long_term_block;
 use agent_memory::retrieval::{Bm25Params, Explain, Hit, IndexDoc, SearchIndex, SearchOptions};
@@ -73,6 +76,49 @@ fn text() -> impl Strategy<Value = String> {
                 "true",
             ]),
             0..60,
+        )
+        .prop_map(|parts| parts.concat()),
+    ]
+}
+
+/// Text made of the pieces the redaction detectors look for.
+fn identifiers() -> impl Strategy<Value = String> {
+    prop_oneof![
+        text(),
+        prop::collection::vec(
+            prop::sample::select(vec![
+                "ada",
+                "@",
+                ".",
+                "example",
+                "com",
+                "+",
+                "351",
+                " ",
+                "-",
+                "(",
+                ")",
+                "4111",
+                "1111",
+                "DE89",
+                "3704",
+                "0044",
+                "GB82",
+                "WEST",
+                "sk-",
+                "proj",
+                "AbCdEf0123456789XyZ",
+                "AKIA",
+                "_",
+                "é",
+                "😀",
+                "2026-12-01",
+                "\n",
+                "0",
+                "9",
+                "x",
+            ]),
+            0..40,
         )
         .prop_map(|parts| parts.concat()),
     ]
@@ -289,5 +335,22 @@ proptest! {
                 .await.map_err(|e| TestCaseError::fail(format!("remember after damage: {e}")))?;
             Ok(())
         })?;
+    }
+
+    #[test]
+    fn fuzz_redact(text in identifiers()) {
+        let redactor = Redactor::new(RedactOptions::default(), None);
+        let once = redactor.redact(&text, Place::Message);
+        // What is left holds nothing a detector finds: redacting again changes nothing.
+        prop_assert_eq!(redactor.redact(&once, Place::Message), once.clone());
+    }
+
+    #[test]
+    fn fuzz_fences(text in prop_oneof![text(), identifiers()]) {
+        let defused = defuse(&text);
+        let flat: String = defused.to_lowercase().chars().filter(|c| !c.is_whitespace()).collect();
+        for tag in TAGS {
+            prop_assert_eq!(count_fences(&flat, tag), (0, 0), "{} survives in {:?}", tag, defused);
+        }
     }
 }
