@@ -6,8 +6,9 @@
 //! `tokenizer_parity.rs`, window assembly in `window_props.rs`.)
 //!
 //! Each target is a proptest named `fuzz_*`. The test command runs a few
-//! hundred cases each; `npm run --silent bench:fuzz` runs them all with
-//! `FUZZ_CASES` cases each and reports executions and findings. A finding
+//! hundred cases each; `STAGES=fuzz npm run --silent bench:reliability`
+//! runs them all with `FUZZ_CASES` cases each and reports executions and
+//! findings. A finding
 //! becomes a regression test (proptest also keeps its seed in
 //! `tests/fuzz.proptest-regressions`).
 #![cfg(not(target_arch = "wasm32"))]
