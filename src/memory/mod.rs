@@ -696,6 +696,22 @@ impl Memory {
         Ok(n)
     }
 
+    /// Empties this session: its messages, summary and owed work are
+    /// deleted, and its turns leave recall; long-term memories drawn from it
+    /// stay (`derivedFrom` finds them). Returns the messages deleted.
+    pub async fn clear_session(&self) -> Result<u32> {
+        let _turn = self.inner.work.lock().await;
+        let _held = self.inner.lock.acquire().await?;
+        let (deleted, storage_id) = {
+            let mut s = self.inner.session.lock().await;
+            (s.clear().await?, s.storage_id().to_string())
+        };
+        let store = self.inner.sealed.clone() as Rc<dyn Store>;
+        store.delete_many(vec![outbox::key(&storage_id)]).await?;
+        self.inner.longterm.lock().await.forget_turns(&deleted).await?;
+        Ok(deleted.iter().filter(|e| e.kind != crate::entry::Kind::Summary).count() as u32)
+    }
+
     /// Session ends owed in this namespace.
     pub async fn pending_work(&self) -> Result<Vec<OutboxRecord>> {
         let store = self.inner.session.lock().await.store().clone();

@@ -1290,3 +1290,24 @@ fn forget_scope_and_purge_take_what_the_memories_were_drawn_from() {
     w.run(m.purge()).unwrap();
     assert_eq!(mentions(&mut w, "8765"), Vec::<String>::new());
 }
+
+#[test]
+fn clearing_a_session_empties_it_everywhere_and_it_goes_on() {
+    let mut w = World::new();
+    let m = w.open("s", None);
+    let first = w.run(m.add(user("my old topic is sailing"))).unwrap();
+    for i in 0..4 {
+        w.run(m.add(user(&format!("question {i}")))).unwrap();
+        w.run(m.add(assistant(&format!("answer {i}")))).unwrap();
+    }
+    w.run(m.commit_summary("They talked about sailing.".into(), &first.id)).unwrap();
+    w.run(m.remember(fact("Likes sailing"))).unwrap();
+    assert_eq!(w.run(m.clear_session()).unwrap(), 9);
+    assert!(w.run(m.session_history()).unwrap().is_empty());
+    assert_eq!(mentions(&mut w, "sailing").len(), 1, "only the long-term memory stays");
+    let hits = w.run(m.search("sailing", &SearchOptions::default(), None)).unwrap();
+    assert_eq!(hits.iter().map(|h| h.text.as_str()).collect::<Vec<_>>(), vec!["Likes sailing"]);
+    w.run(m.add(user("a new start"))).unwrap();
+    let again = w.open("s", None);
+    assert_eq!(contents(&w.run(again.session_history()).unwrap()), vec!["a new start"]);
+}

@@ -400,6 +400,14 @@ impl JsMemory {
         promise(async move { Ok(m.delete_session(&id?).await?) }, |n| Ok(JsValue::from(*n)))
     }
 
+    /// Empties this session (its messages, summary, owed work and turns in
+    /// recall; long-term memories stay); resolves to the messages deleted.
+    #[wasm_bindgen(js_name = clearSession, unchecked_return_type = "Promise<number>")]
+    pub fn clear_session(&self) -> Promise {
+        let m = self.0.clone();
+        promise(async move { Ok(m.clear_session().await?) }, |n| Ok(JsValue::from(*n)))
+    }
+
     /// Session ends owed in this namespace (failed or interrupted work).
     #[wasm_bindgen(js_name = pendingWork, unchecked_return_type = "Promise<OutboxRecord[]>")]
     pub fn pending_work(&self) -> Promise {

@@ -378,6 +378,35 @@ impl Session {
         Ok(deleted)
     }
 
+    /// Deletes this session's messages and summary; the session goes on
+    /// empty (positions keep counting, so a later message never takes an
+    /// old one's place), and other instances of it reload at their next
+    /// read. Returns what it deleted.
+    pub async fn clear(&mut self) -> Result<Vec<MemoryEntry>> {
+        let (mut keys, mut deleted) = (Vec::new(), Vec::new());
+        let summary = summary_key(&self.storage_id);
+        for (key, value) in self.store.list(&msg_prefix(&self.storage_id)).await? {
+            deleted.extend(serde_json::from_str::<MemoryEntry>(&value).ok());
+            keys.push(key);
+        }
+        if let Some(value) = self.store.get(&summary).await? {
+            deleted.extend(serde_json::from_str::<MemoryEntry>(&value).ok());
+            keys.push(summary);
+        }
+        // What this instance holds but the store lost goes too.
+        for l in self.memory.pending().iter().chain(self.memory.live()) {
+            if !deleted.iter().any(|e| e.id == l.entry.id) {
+                deleted.push(l.entry.clone());
+            }
+        }
+        self.store.delete_many(keys).await?;
+        let record = self.next_writer_record();
+        self.store.put_many(vec![record]).await?;
+        self.memory = ConversationMemory::new(self.memory.limits());
+        self.summary = None;
+        Ok(deleted)
+    }
+
     /// Commits a summary of the session up to and including the message
     /// `through_id`, which must be compressible (pending, or live before the
     /// retained rounds).
