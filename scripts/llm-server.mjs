@@ -69,8 +69,8 @@ function summarize(prompt) {
 
 /** The scripted model: an answer for a chat/completions request body. */
 export function scriptedModel(body) {
-  const system = body.messages.find((m) => m.role === "system")?.content ?? "";
-  const user = body.messages.filter((m) => m.role === "user").map((m) => m.content).join("\n");
+  const system = textOf(body.messages.find((m) => m.role === "system")?.content);
+  const user = body.messages.filter((m) => m.role === "user").map((m) => textOf(m.content)).join("\n");
   if (/remember long-term|应当从对话中长期记住/.test(system)) return judge(user);
   if (/long-term memory consistent|长期记忆的一致性/.test(system)) return resolve(user);
   return summarize(user);
@@ -106,7 +106,13 @@ export function scriptedEmbedding(text) {
 let encoder;
 const tokens = (s) => (encoder ??= get_encoding("o200k_base")).encode(s).length;
 export const promptTokens = (messages) =>
-  messages.reduce((n, m) => n + 3 + tokens(m.role) + tokens(m.content ?? ""), 0) + 3;
+  messages.reduce((n, m) => n + 3 + tokens(m.role) + tokens(textOf(m.content)), 0) + 3;
+
+/** A message's text: its content as a string, or its parts' text (as the API accepts both). */
+function textOf(content) {
+  if (typeof content === "string") return content;
+  return Array.isArray(content) ? content.map((p) => (typeof p === "string" ? p : p?.text ?? "")).join("") : "";
+}
 
 /**
  * Starts the server; resolves to { url, endpoint, embeddingsEndpoint, faults, requests, close }.

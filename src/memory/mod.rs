@@ -696,6 +696,18 @@ impl Memory {
         Ok(n)
     }
 
+    /// Deletes this session's newest message and returns it (`None` when
+    /// there is none, or a summary covers it); it leaves recall too.
+    pub async fn pop_message(&self) -> Result<Option<MemoryEntry>> {
+        let _turn = self.inner.work.lock().await;
+        let _held = self.inner.lock.acquire().await?;
+        let popped = self.inner.session.lock().await.pop().await?;
+        if let Some(entry) = &popped {
+            self.inner.longterm.lock().await.forget_turns(std::slice::from_ref(entry)).await?;
+        }
+        Ok(popped)
+    }
+
     /// Empties this session: its messages, summary and owed work are
     /// deleted, and its turns leave recall; long-term memories drawn from it
     /// stay (`derivedFrom` finds them). Returns the messages deleted.

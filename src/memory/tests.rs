@@ -1311,3 +1311,20 @@ fn clearing_a_session_empties_it_everywhere_and_it_goes_on() {
     let again = w.open("s", None);
     assert_eq!(contents(&w.run(again.session_history()).unwrap()), vec!["a new start"]);
 }
+
+#[test]
+fn popping_takes_back_the_newest_message_only() {
+    let mut w = World::new();
+    let m = w.open("s", None);
+    assert_eq!(w.run(m.pop_message()).unwrap(), None);
+    w.run(m.add(user("first"))).unwrap();
+    w.run(m.add(assistant("second"))).unwrap();
+    assert_eq!(w.run(m.pop_message()).unwrap().map(|e| e.content), Some("second".to_string()));
+    assert_eq!(contents(&w.run(m.session_history()).unwrap()), vec!["first"]);
+    let ctx = w.run(m.build_context(ContextRequest::default())).unwrap();
+    assert_eq!(ctx.messages.iter().map(|x| x.content.as_str()).collect::<Vec<_>>(), vec!["first"]);
+    w.run(m.add(assistant("third"))).unwrap();
+    let fresh = w.open("s", None);
+    assert_eq!(contents(&w.run(fresh.session_history()).unwrap()), vec!["first", "third"]);
+    assert_eq!(mentions(&mut w, "second"), Vec::<String>::new());
+}

@@ -400,6 +400,17 @@ impl JsMemory {
         promise(async move { Ok(m.delete_session(&id?).await?) }, |n| Ok(JsValue::from(*n)))
     }
 
+    /// Deletes this session's newest message and resolves to it (`null`
+    /// when there is none, or a summary already covers it).
+    #[wasm_bindgen(js_name = popMessage, unchecked_return_type = "Promise<MemoryEntry | null>")]
+    pub fn pop_message(&self) -> Promise {
+        let m = self.0.clone();
+        promise(async move { Ok(m.pop_message().await?) }, |e| match e {
+            Some(e) => to_js_json(e),
+            None => Ok(JsValue::NULL),
+        })
+    }
+
     /// Empties this session (its messages, summary, owed work and turns in
     /// recall; long-term memories stay); resolves to the messages deleted.
     #[wasm_bindgen(js_name = clearSession, unchecked_return_type = "Promise<number>")]

@@ -355,7 +355,8 @@ impl Session {
     /// Deletes the messages `ids` from every session of the namespace, and
     /// every summary that covers one of them (the next compression
     /// summarizes what is left); this session reloads without them, and
-    /// other instances of it at their next read. Returns what it deleted.
+    /// other instances of it at their next open (until then their window
+    /// may still hold a copy; the store does not). Returns what it deleted.
     pub async fn forget_messages(&mut self, ids: &BTreeSet<String>) -> Result<Vec<MemoryEntry>> {
         let (mut keys, mut deleted) = (Vec::new(), Vec::new());
         for (key, value) in self.store.list(SESSIONS_PREFIX).await? {
@@ -378,10 +379,28 @@ impl Session {
         Ok(deleted)
     }
 
+    /// Deletes the session's newest message (an agent framework undoing
+    /// its last item) and returns it; `None` when the session has none.
+    /// A message a summary already covers is not taken back.
+    pub async fn pop(&mut self) -> Result<Option<MemoryEntry>> {
+        self.sync().await?;
+        let newest = self.memory.pending().iter().chain(self.memory.live()).max_by_key(|l| l.seq);
+        let Some((seq, entry)) = newest.map(|l| (l.seq, l.entry.clone())) else { return Ok(None) };
+        if self.summary_covers_through().is_some_and(|through| seq <= through) {
+            return Ok(None);
+        }
+        let key = format!("{}{}", msg_prefix(&self.storage_id), position::encode(seq));
+        self.store.delete_many(vec![key]).await?;
+        let record = self.next_writer_record();
+        self.store.put_many(vec![record]).await?;
+        self.reload(&BTreeSet::from([entry.id.clone()])).await?;
+        Ok(Some(entry))
+    }
+
     /// Deletes this session's messages and summary; the session goes on
     /// empty (positions keep counting, so a later message never takes an
-    /// old one's place), and other instances of it reload at their next
-    /// read. Returns what it deleted.
+    /// old one's place); other instances of it drop what they hold at
+    /// their next open. Returns what it deleted.
     pub async fn clear(&mut self) -> Result<Vec<MemoryEntry>> {
         let (mut keys, mut deleted) = (Vec::new(), Vec::new());
         let summary = summary_key(&self.storage_id);
