@@ -3,6 +3,7 @@
 // convert both ways without loss of role, text, tool calls or tool call
 // ids. @langchain/core is an optional peer dependency: only this entry
 // point imports it.
+import { error } from "../guard.js";
 import { BaseListChatMessageHistory } from "@langchain/core/chat_history";
 import { BaseRetriever } from "@langchain/core/retrievers";
 import { Document } from "@langchain/core/documents";
@@ -24,10 +25,7 @@ export function fromLangChain(message) {
     case "tool":
       return { role: "tool", content, toolCallId: message.tool_call_id };
     default: {
-      const err = new Error(`agent-memory/langchain: a ${type ?? typeof message} message has no role here`);
-      err.name = "AgentMemoryError";
-      err.code = "INVALID_INPUT";
-      throw err;
+      throw error("INVALID_INPUT", `agent-memory/langchain: a ${type ?? typeof message} message has no role here`);
     }
   }
 }

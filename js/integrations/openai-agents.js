@@ -4,6 +4,8 @@
 // recalled and judged at session end like any) and keep the original item
 // in their metadata, so `getItems` gives back exactly what was added.
 
+import { error } from "../guard.js";
+
 const ITEM = "openaiAgents.item";
 
 /** Text of an item's content: a string, or the text of its parts. */
@@ -20,10 +22,7 @@ export function fromAgentItem(item) {
   if (type === "message") {
     const role = item.role === "developer" ? "system" : item.role;
     if (!["user", "system", "assistant"].includes(role)) {
-      const err = new Error(`agent-memory/openai-agents: a message item with role ${JSON.stringify(item.role)}`);
-      err.name = "AgentMemoryError";
-      err.code = "INVALID_INPUT";
-      throw err;
+      throw error("INVALID_INPUT", `agent-memory/openai-agents: a message item with role ${JSON.stringify(item.role)}`);
     }
     return { role, content: text(item.content), metadata };
   }

@@ -484,15 +484,16 @@ impl LongTermMemory {
         self.store.delete_many(ids.iter().map(|id| vectors::key(id)).collect()).await
     }
 
-    /// The messages the memories `ids` (and the versions they replaced) were
-    /// drawn from: what goes with them when they are forgotten.
+    /// `id` and every version it replaced: what `forget(id)` deletes.
+    pub fn with_history(&self, id: &str) -> Vec<String> {
+        self.records.with_history(id)
+    }
+
+    /// The messages the memories `ids` were drawn from: what goes with
+    /// them when they are forgotten.
     pub fn sources_of(&self, ids: &[String]) -> Vec<String> {
-        let mut out: Vec<String> = ids
-            .iter()
-            .flat_map(|id| self.records.with_history(id))
-            .filter_map(|id| self.records.get(&id).map(|e| e.sources.clone()))
-            .flatten()
-            .collect();
+        let mut out: Vec<String> =
+            ids.iter().filter_map(|id| self.records.get(id).map(|e| e.sources.clone())).flatten().collect();
         out.sort();
         out.dedup();
         out

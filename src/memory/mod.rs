@@ -718,8 +718,7 @@ impl Memory {
             let mut s = self.inner.session.lock().await;
             (s.clear().await?, s.storage_id().to_string())
         };
-        let store = self.inner.sealed.clone() as Rc<dyn Store>;
-        store.delete_many(vec![outbox::key(&storage_id)]).await?;
+        self.inner.sealed.delete_many(vec![outbox::key(&storage_id)]).await?;
         self.inner.longterm.lock().await.forget_turns(&deleted).await?;
         Ok(deleted.iter().filter(|e| e.kind != crate::entry::Kind::Summary).count() as u32)
     }
@@ -809,7 +808,7 @@ impl Memory {
         let (forgot, sources) = self
             .write(async |r| {
                 r.refresh().await?;
-                let sources = r.sources_of(&[id.to_string()]);
+                let sources = r.sources_of(&r.with_history(id));
                 Ok((r.forget(id).await?, sources))
             })
             .await?;
