@@ -159,7 +159,18 @@ test("the same bad call 100,000 times leaves the instance working", async () => 
   freed.free();
   const freedTok = am.Tokenizer.estimate();
   freedTok.free();
+  // The privacy options, wrong, and a sealed export that fails its tag.
+  const key = await crypto.subtle.generateKey({ name: "AES-GCM", length: 256 }, false, ["encrypt", "decrypt"]);
+  const sealedMemory = await am.Memory.open({ namespace: "sealed", sessionId: "s", encryption: { key } });
+  await sealedMemory.remember({ content: "Sealed fact" });
+  const sealed = await sealedMemory.exportMemories({ sealed: true });
+  const altered = { ...sealed, sealed: sealed.sealed.slice(0, 40) + (sealed.sealed[40] === "A" ? "B" : "A") + sealed.sealed.slice(41) };
   const asyncCalls = [
+    () => am.Memory.open({ namespace: "u", sessionId: "s", encryption: { key: "not a key" } }),
+    () => am.Memory.open({ namespace: "u", sessionId: "s", redact: { patterns: [{ name: "x", pattern: /x/ }] } }),
+    () => am.Memory.open({ namespace: "аlice", sessionId: "s" }),
+    () => m.exportMemories({ sealed: "yes" }),
+    () => sealedMemory.importMemories(altered),
     () => m.importMemories(undefined),
     () => m.supersede({ content: "x" }, [42]),
     () => m.supersede({ content: "x" }, 42),
@@ -212,6 +223,7 @@ test("the same bad call 100,000 times leaves the instance working", async () => 
   assert.equal(tok.count("still counting"), am.estimateTokens("still counting"));
   const fresh = await am.Memory.open({ namespace: "u", sessionId: "s2" });
   assert.equal((await fresh.buildContext({ query: "hi" })).messages.length, 1);
+  assert.deepEqual((await sealedMemory.memories()).map((e) => e.content), ["Sealed fact"]);
 });
 
 test("buildContext's total is what the provider bills: tiktoken's per-message rules and the server's usage", async () => {
