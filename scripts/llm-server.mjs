@@ -6,7 +6,9 @@
 // model would be asked to: it extracts "[[NEW]]" user statements as
 // third-person memories citing the numbers of their messages, summarizes by keeping the first words of each line,
 // merges summaries, and resolves conflicts (a candidate saying "now" or
-// "现在" replaces the stored memories it is shown). Faults are injected per
+// "现在" replaces the stored memories it is shown). As a chat assistant it
+// calls a tool when asked for the weather, and streams when asked to
+// (server-sent chunks, as the OpenAI API does). Faults are injected per
 // request from a queue: 429 (with Retry-After), 500, a hang, a dropped
 // connection, a truncated body, an HTML page, invalid JSON, empty content,
 // JSON with wrong types.
@@ -74,6 +76,39 @@ export function scriptedModel(body) {
   if (/remember long-term|应当从对话中长期记住/.test(system)) return judge(user);
   if (/long-term memory consistent|长期记忆的一致性/.test(system)) return resolve(user);
   return summarize(user);
+}
+
+/**
+ * The scripted model as a chat assistant: asked "weather in <city>" with a
+ * tool offered, it calls the first tool with { city }; given the tool's
+ * result, it answers with it; else as `scriptedModel`.
+ */
+export function scriptedReply(body) {
+  const last = body.messages.at(-1);
+  if (last?.role === "tool") return { content: `The tool says: ${textOf(last.content)}`, toolCalls: [] };
+  const city = last?.role === "user" && body.tools?.length && /weather in ([\p{L} ]+)/iu.exec(textOf(last.content));
+  if (city) {
+    const name = body.tools[0].function?.name ?? body.tools[0].name;
+    const id = `call_${body.messages.length}`;
+    return { content: null, toolCalls: [{ id, type: "function", function: { name, arguments: JSON.stringify({ city: city[1].trim() }) } }] };
+  }
+  return { content: scriptedModel(body), toolCalls: [] };
+}
+
+/** The reply as server-sent `chat.completion.chunk`s: text a word at a time, tool arguments in two pieces, usage last when asked. */
+function streamReply(res, body, reply, usage, cors) {
+  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", ...cors });
+  const chunk = (delta, finish = null) => ({ id: "chatcmpl-local", object: "chat.completion.chunk", created: 0, model: body.model, choices: [{ index: 0, delta, finish_reason: finish }] });
+  const events = [chunk({ role: "assistant", content: "" })];
+  for (const piece of (reply.content ?? "").match(/\S*\s*/g).filter(Boolean)) events.push(chunk({ content: piece }));
+  reply.toolCalls.forEach((call, index) => {
+    const half = Math.ceil(call.function.arguments.length / 2);
+    events.push(chunk({ tool_calls: [{ index, id: call.id, type: "function", function: { name: call.function.name, arguments: call.function.arguments.slice(0, half) } }] }));
+    events.push(chunk({ tool_calls: [{ index, function: { arguments: call.function.arguments.slice(half) } }] }));
+  });
+  events.push(chunk({}, reply.toolCalls.length ? "tool_calls" : "stop"));
+  if (body.stream_options?.include_usage) events.push({ id: "chatcmpl-local", object: "chat.completion.chunk", created: 0, model: body.model, choices: [], usage });
+  res.end(events.map((e) => `data: ${JSON.stringify(e)}\n\n`).join("") + "data: [DONE]\n\n");
 }
 
 // Scripted embeddings: one dimension per topic (words of one topic share it,
@@ -163,15 +198,19 @@ export function startLlmServer({ port = 0, latencyMs = 0 } = {}) {
       // Out of order on purpose: clients must follow `index`.
       return send(200, { object: "list", model: body.model, data: data.reverse(), usage: { prompt_tokens: 0, total_tokens: 0 } });
     }
-    let content = scriptedModel(body);
-    if (fault === "invalid-json") content = "Here are the memories: {memories: [oops";
-    if (fault === "empty") content = "";
-    if (fault === "wrong-types") content = JSON.stringify({ memories: [{ content: 42 }, { content: "  ", importance: "x" }, "User likes wrong types", { content: ["nested"] }] });
+    const reply = scriptedReply(body);
+    if (fault === "invalid-json") reply.content = "Here are the memories: {memories: [oops";
+    if (fault === "empty") reply.content = "";
+    if (fault === "wrong-types") reply.content = JSON.stringify({ memories: [{ content: 42 }, { content: "  ", importance: "x" }, "User likes wrong types", { content: ["nested"] }] });
     const prompt = promptTokens(body.messages);
+    const completion = tokens(reply.content ?? "") + reply.toolCalls.reduce((n, c) => n + tokens(c.function.name) + tokens(c.function.arguments), 0);
+    const usage = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+    if (body.stream) return streamReply(res, body, reply, usage, cors);
+    const message = { role: "assistant", content: reply.content, ...(reply.toolCalls.length ? { tool_calls: reply.toolCalls } : {}) };
     send(200, {
       id: "chatcmpl-local", object: "chat.completion", model: body.model,
-      choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }],
-      usage: { prompt_tokens: prompt, completion_tokens: tokens(content), total_tokens: prompt + tokens(content) },
+      choices: [{ index: 0, message, finish_reason: reply.toolCalls.length ? "tool_calls" : "stop" }],
+      usage,
     });
   });
   return new Promise((ok) => {

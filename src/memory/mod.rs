@@ -609,11 +609,12 @@ impl Memory {
     /// session, caught up with other writers.
     pub async fn build_context(&self, mut request: ContextRequest) -> Result<Context> {
         request.query = request.query.map(|q| self.scrub(&q, Place::Query));
+        request.recall = request.recall.map(|q| self.scrub(&q, Place::Query));
         let (budget, tokenizer, session) = {
             let s = self.inner.session.lock().await;
             (s.options().long_term_budget, s.tokenizer().clone(), s.storage_id().to_string())
         };
-        let query = request.query.as_deref().unwrap_or_default();
+        let query = request.recall_query();
         let block = if query.is_empty() {
             None
         } else {

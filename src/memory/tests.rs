@@ -652,6 +652,27 @@ fn a_long_term_hook_that_hangs_does_not_hang_the_turn() {
 }
 
 #[test]
+fn recall_queries_long_term_memory_without_appending_a_message() {
+    let mut w = World::new();
+    let m = w.open("chat", None);
+    w.run(m.remember(fact("Lives in Lisbon"))).unwrap();
+    w.run(m.add(user("What is the weather where I live, Lisbon?"))).unwrap();
+    w.run(m.add(assistant("Let me check."))).unwrap();
+    // A tool step: the user's message is in the history, the newest message is not theirs.
+    let req = ContextRequest { recall: Some("weather where I live, Lisbon".into()), ..Default::default() };
+    let ctx = w.run(m.build_context(req)).unwrap();
+    assert!(ctx.messages[0].content.contains("Lives in Lisbon"), "{:?}", ctx.messages[0]);
+    assert_eq!(ctx.messages.len(), 3, "system, user, assistant: nothing appended");
+    assert_eq!(ctx.messages.last().unwrap().content, "Let me check.");
+    assert_eq!(ctx.report.query, 0);
+    // `query` alone still appends (and recalls).
+    let req = ContextRequest { query: Some("And in Lisbon tomorrow?".into()), ..Default::default() };
+    let ctx = w.run(m.build_context(req)).unwrap();
+    assert_eq!(ctx.messages.len(), 4);
+    assert!(ctx.messages[0].content.contains("Lives in Lisbon"));
+}
+
+#[test]
 fn past_conversations_are_recalled_with_their_date_speaker_and_session() {
     use crate::retrieval::Origin;
     let mut w = World::new();

@@ -344,6 +344,8 @@ export interface OutboxRecord { sessionId: string; since: number; attempts: numb
 export interface ContextRequest {
   /** The user's new message: appended unless the history already ends with it, and the long-term query. */
   query?: string;
+  /** What to recall long-term memory with instead of `query`, never appended: for a request whose new message is already in the history (a tool step of a turn). */
+  recall?: string;
   /** The pinned system prompt. */
   system?: string;
   /** Tool definitions as sent to the provider (counted as JSON). */
@@ -383,6 +385,8 @@ export interface ContextReport {
   free: number;
   messagesInHistory: number;
   messagesSent: number;
+  /** The ids of the history messages sent, in order (the system message and an appended new message have none). */
+  sentIds: string[];
   leftOut: LeftOut;
   longTermTruncated: boolean;
   /** Set when the long-term hook failed; the turn went on without it. */

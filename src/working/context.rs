@@ -61,6 +61,10 @@ pub struct ContextReport {
     pub free: u32,
     pub messages_in_history: u32,
     pub messages_sent: u32,
+    /// The ids of the history messages sent, in order: the messages after
+    /// the system message, less the new one when it was appended. Adapters
+    /// map the request back to what they stored with these.
+    pub sent_ids: Vec<String>,
     pub left_out: LeftOut,
     /// The long-term block was cut to fit its budget.
     pub long_term_truncated: bool,
@@ -216,6 +220,7 @@ fn build_once(input: &ContextInput, max_window_tokens: Option<u32>) -> Result<Co
         free: limit.saturating_sub(total),
         messages_in_history: chat.len() as u32,
         messages_sent: window.indices.len() as u32,
+        sent_ids: window.indices.iter().map(|&i| chat[i].entry.id.clone()).collect(),
         left_out: window.left_out,
         long_term_truncated,
         long_term_error: None,

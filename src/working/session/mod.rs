@@ -103,6 +103,10 @@ impl NewMessage {
 pub struct ContextRequest {
     /// The user's new message (also the long-term query).
     pub query: Option<String>,
+    /// What to recall long-term memory with instead of `query`, never
+    /// appended: for a request whose new message is already in the history
+    /// (a tool step of a turn, or a framework that records before it asks).
+    pub recall: Option<String>,
     pub system: Option<String>,
     /// Tool definitions as the JSON that will be sent (counted as is).
     #[serde(skip)]
@@ -110,7 +114,12 @@ pub struct ContextRequest {
 }
 
 impl ContextRequest {
-    pub const FIELDS: &'static [&'static str] = &["query", "system", "tools"];
+    /// The long-term query: `recall`, else the new message.
+    pub fn recall_query(&self) -> &str {
+        self.recall.as_deref().or(self.query.as_deref()).unwrap_or_default()
+    }
+
+    pub const FIELDS: &'static [&'static str] = &["query", "recall", "system", "tools"];
 }
 
 /// Where the long-term block of a request comes from. Retrieval implements it.
@@ -649,7 +658,7 @@ impl Session {
         request: &ContextRequest,
         long_term: Option<&dyn LongTermSource>,
     ) -> Result<Context> {
-        let query = request.query.as_deref().unwrap_or_default();
+        let query = request.recall_query();
         let block = match long_term {
             Some(src) if !query.is_empty() => Some(src.block(query, self.options.long_term_budget).await),
             _ => None,
@@ -861,12 +870,12 @@ mod tests {
     fn build_context_merges_system_text_and_reports_sections() {
         let store: Rc<dyn Store> = Rc::new(MemoryStore::new());
         let mut s = open("chat", store, SessionOptions::default());
-        block_on(s.add(user("I like Rust"))).unwrap();
-        block_on(s.add(assistant("Noted!"))).unwrap();
+        let said = block_on(s.add(user("I like Rust"))).unwrap();
+        let answered = block_on(s.add(assistant("Noted!"))).unwrap();
         let req = ContextRequest {
             query: Some("What do I like?".into()),
             system: Some("Be brief.".into()),
-            tools_json: None,
+            ..Default::default()
         };
         let ctx = block_on(s.build_context(&req, Some(&Source(Ok("- likes Rust".into()))))).unwrap();
         let roles: Vec<Role> = ctx.messages.iter().map(|m| m.role).collect();
@@ -880,6 +889,11 @@ mod tests {
         assert_eq!(r.free, r.limit - r.total);
         assert_eq!(r.limit, 198_000);
         assert!(r.long_term_error.is_none());
+        assert_eq!(
+            r.sent_ids,
+            [said.id, answered.id],
+            "the history sent, without the system message or the new one"
+        );
     }
 
     #[test]

@@ -1,0 +1,258 @@
+// agent-memory inside the Vercel AI SDK (`ai`): a language-model middleware
+// for `wrapLanguageModel` that records each turn in a memory's session and
+// builds every request from the memory (system prompt, long-term block,
+// summary and the window that fits, counted exactly), and converters between
+// the SDK's messages and ours. Each stored message keeps the SDK's own form in
+// its metadata, so converting back gives exactly what was stored. The SDK is
+// an optional peer dependency: this entry point imports nothing from it.
+import { error } from "../guard.js";
+
+const MESSAGE = "aiSdk.message";
+const UI = "aiSdk.uiMessage";
+// Set on a message split off the one before it (the second and later
+// results of one tool message, the tool outputs of one UI message): it is
+// joined back when converting.
+const JOINS = "aiSdk.joinsPrevious";
+
+const partsOf = (content) => (typeof content === "string" ? [{ type: "text", text: content }] : Array.isArray(content) ? content : []);
+const textOf = (content) => partsOf(content).filter((p) => p.type === "text").map((p) => p.text).join("");
+const json = (value) => (typeof value === "string" ? value : JSON.stringify(value ?? {}));
+const parsed = (text) => {
+  try {
+    return JSON.parse(text || "{}");
+  } catch {
+    return text;
+  }
+};
+
+/** A tool result's output (`{ type: "text" | "json" | "error-text" | ..., value }`) as the text a model reads. */
+function outputText(output) {
+  if (output == null) return "";
+  if (typeof output.value === "string") return output.value;
+  if (output.type === "content") return output.value.map((p) => p.text ?? "").join("");
+  return JSON.stringify(output.value ?? output);
+}
+
+/** One SDK message as the `MessageInput`s of `memory.add`: one per message, one per tool result. */
+export function fromModelMessage(message) {
+  const keep = (m) => ({ [MESSAGE]: JSON.stringify(m) });
+  switch (message?.role) {
+    case "system":
+      return [{ role: "system", content: json(message.content), metadata: keep(message) }];
+    case "user":
+      return [{ role: "user", content: textOf(message.content), metadata: keep(message) }];
+    case "assistant": {
+      const calls = partsOf(message.content).filter((p) => p.type === "tool-call");
+      const toolCalls = calls.map((p) => ({ id: p.toolCallId, name: p.toolName, arguments: json(p.input) }));
+      return [{ role: "assistant", content: textOf(message.content), ...(toolCalls.length ? { toolCalls } : {}), metadata: keep(message) }];
+    }
+    case "tool":
+      // One message per result: the window pairs each with its call.
+      return partsOf(message.content).map((part, i) => ({
+        role: "tool",
+        content: part.type === "tool-result" ? outputText(part.output) : json(part),
+        toolCallId: part.toolCallId ?? "",
+        metadata: { ...keep({ ...message, content: [part] }), ...(i ? { [JOINS]: "1" } : {}) },
+      }));
+    default:
+      throw error("INVALID_INPUT", `agent-memory/ai-sdk: a message with role ${JSON.stringify(message?.role)}`);
+  }
+}
+
+/** SDK messages (`ModelMessage[]`) as `MessageInput`s, in order. */
+export const fromModelMessages = (messages) => messages.flatMap(fromModelMessage);
+
+/** The name of the call a tool result answers, from the messages before it. */
+function toolNameOf(entries, index, id) {
+  for (let i = index - 1; i >= 0; i--) {
+    const call = entries[i].toolCalls?.find((c) => c.id === id);
+    if (call) return call.name;
+  }
+  return "";
+}
+
+/** One stored entry as an SDK message in the prompt's form (content as parts). */
+function modelMessageOf(entries, index) {
+  const entry = entries[index];
+  const stored = entry.metadata?.[MESSAGE];
+  if (stored) return JSON.parse(stored);
+  switch (entry.role) {
+    case "system":
+      return { role: "system", content: entry.content };
+    case "user":
+      return { role: "user", content: [{ type: "text", text: entry.content }] };
+    case "tool": {
+      const toolName = toolNameOf(entries, index, entry.toolCallId);
+      return { role: "tool", content: [{ type: "tool-result", toolCallId: entry.toolCallId ?? "", toolName, output: { type: "text", value: entry.content } }] };
+    }
+    default: {
+      const calls = (entry.toolCalls ?? []).map((c) => ({ type: "tool-call", toolCallId: c.id, toolName: c.name, input: parsed(c.arguments) }));
+      return { role: "assistant", content: [...(entry.content ? [{ type: "text", text: entry.content }] : []), ...calls] };
+    }
+  }
+}
+
+/** Stored entries (`memory.sessionHistory()`, `memory.messages()`) as SDK messages: what was added comes back as it was. */
+export function toModelMessages(entries) {
+  const out = [];
+  entries.forEach((entry, i) => {
+    const message = modelMessageOf(entries, i);
+    const previous = out.at(-1);
+    if (entry.metadata?.[JOINS] && previous?.role === message.role && Array.isArray(previous.content)) {
+      previous.content.push(...message.content);
+    } else {
+      out.push(message);
+    }
+  });
+  return out;
+}
+
+const isToolPart = (p) => p.type === "dynamic-tool" || p.type?.startsWith("tool-");
+const toolNameOfPart = (p) => (p.type === "dynamic-tool" ? p.toolName : p.type.slice("tool-".length));
+
+/**
+ * One UI message (`useChat`'s) as `MessageInput`s: its text, its tool calls
+ * on the message, and each tool output that arrived as a tool message after
+ * it. The UI message itself is kept on the first.
+ */
+export function fromUIMessage(message) {
+  const role = message?.role;
+  if (!["user", "assistant", "system"].includes(role)) {
+    throw error("INVALID_INPUT", `agent-memory/ai-sdk: a UI message with role ${JSON.stringify(role)}`);
+  }
+  const parts = message.parts ?? [];
+  const content = parts.filter((p) => p.type === "text").map((p) => p.text).join("");
+  const tools = parts.filter(isToolPart);
+  const toolCalls = tools.map((p) => ({ id: p.toolCallId, name: toolNameOfPart(p), arguments: json(p.input) }));
+  const first = { role, content, ...(toolCalls.length ? { toolCalls } : {}), metadata: { [UI]: JSON.stringify(message) } };
+  const results = tools
+    .filter((p) => p.state === "output-available" || p.state === "output-error")
+    .map((p) => ({ role: "tool", content: p.state === "output-error" ? p.errorText ?? "" : json(p.output), toolCallId: p.toolCallId, metadata: { [JOINS]: "1" } }));
+  return [first, ...results];
+}
+
+/** UI messages as `MessageInput`s, in order. */
+export const fromUIMessages = (messages) => messages.flatMap(fromUIMessage);
+
+/** Stored entries as UI messages: what was added as one comes back as it was; others are built from their text and tool calls. */
+export function toUIMessages(entries) {
+  const out = [];
+  for (const entry of entries) {
+    const stored = entry.metadata?.[UI];
+    if (stored) {
+      out.push(JSON.parse(stored));
+      continue;
+    }
+    const previous = out.at(-1);
+    if (entry.role === "tool") {
+      // A tool output fills in the call it answers, on the message that made it.
+      const part = previous?.parts.find((p) => isToolPart(p) && p.toolCallId === entry.toolCallId);
+      if (part && !entry.metadata?.[JOINS]) Object.assign(part, { state: "output-available", output: parsed(entry.content) });
+      continue;
+    }
+    const parts = [
+      ...(entry.content ? [{ type: "text", text: entry.content }] : []),
+      ...(entry.toolCalls ?? []).map((c) => ({ type: `tool-${c.name}`, toolCallId: c.id, state: "input-available", input: parsed(c.arguments) })),
+    ];
+    out.push({ id: entry.id, role: entry.role, parts });
+  }
+  return out;
+}
+
+/** Same role and text and call: a message the session already holds. */
+const same = (entry, input) =>
+  entry.role === input.role && entry.content === input.content && (entry.toolCallId ?? "") === (input.toolCallId ?? "");
+
+/** Records the messages not already at the end of the session (a retried call sends them again). */
+async function record(memory, inputs) {
+  const tail = memory.messages().slice(-inputs.length);
+  let skip = 0;
+  for (let k = Math.min(tail.length, inputs.length); k > 0; k--) {
+    if (inputs.slice(0, k).every((input, i) => same(tail[tail.length - k + i], input))) {
+      skip = k;
+      break;
+    }
+  }
+  for (const input of inputs.slice(skip)) await memory.add(input);
+}
+
+/** A generate result's content as the assistant message it adds to the conversation. */
+function assistantMessage(content) {
+  const parts = [];
+  for (const part of content) {
+    if (part.type === "text" || part.type === "reasoning") {
+      const last = parts.at(-1);
+      if (last?.type === part.type) last.text += part.text;
+      else parts.push({ type: part.type, text: part.text });
+    } else if (part.type === "tool-call") {
+      parts.push({ type: "tool-call", toolCallId: part.toolCallId, toolName: part.toolName, input: parsed(part.input), ...(part.providerExecuted ? { providerExecuted: true } : {}) });
+    }
+  }
+  return { role: "assistant", content: parts };
+}
+
+/** A prompt message as the middleware hands it on: content as parts, images as files. */
+function promptMessage(message) {
+  if (message.role === "system") return { ...message, content: json(message.content) };
+  const content = partsOf(message.content).map((p) =>
+    p.type === "image" ? { type: "file", data: p.image, mediaType: p.mediaType ?? "image/*" } : p);
+  return { ...message, content };
+}
+
+/**
+ * A middleware for `wrapLanguageModel({ model, middleware })`. Each call:
+ * the messages after the prompt's last assistant message (the user's new
+ * message, or the tool results of a tool step) are added to the session,
+ * unless it already ends with them; the prompt is replaced by the memory's
+ * context for the newest user message (within the memory's budget, exact
+ * tokens, the tool definitions counted); the reply, streamed or not, is
+ * added when it is complete. The app may send the whole chat or only the new
+ * message: the session is the history.
+ */
+export function memoryMiddleware(memory, { system } = {}) {
+  if (typeof memory?.buildContext !== "function") {
+    throw error("INVALID_INPUT", "agent-memory/ai-sdk: memoryMiddleware needs a Memory");
+  }
+  return {
+    specificationVersion: "v4",
+    async transformParams({ params }) {
+      const prompt = params.prompt ?? [];
+      const pinned = [system, ...prompt.filter((m) => m.role === "system").map((m) => m.content)].filter(Boolean).join("\n\n");
+      const lastAssistant = prompt.findLastIndex((m) => m.role === "assistant");
+      await record(memory, fromModelMessages(prompt.slice(lastAssistant + 1).filter((m) => m.role !== "system")));
+      const live = memory.messages();
+      const recall = live.findLast((m) => m.role === "user")?.content ?? "";
+      const { messages, report } = await memory.buildContext({
+        ...(pinned ? { system: pinned } : {}),
+        ...(recall ? { recall } : {}),
+        ...(params.tools?.length ? { tools: params.tools } : {}),
+      });
+      const byId = new Map(live.map((m) => [m.id, m]));
+      const sent = report.sentIds.map((id) => byId.get(id));
+      const history = sent.map((_, i) => promptMessage(modelMessageOf(sent, i)));
+      const head = messages.length > report.sentIds.length ? [{ role: "system", content: messages[0].content }] : [];
+      return { ...params, prompt: [...head, ...history] };
+    },
+    async wrapGenerate({ doGenerate }) {
+      const result = await doGenerate();
+      await record(memory, fromModelMessage(assistantMessage(result.content)));
+      return result;
+    },
+    async wrapStream({ doStream }) {
+      const { stream, ...rest } = await doStream();
+      const content = [];
+      const recorder = new TransformStream({
+        transform(part, controller) {
+          if (part.type === "text-delta") content.push({ type: "text", text: part.delta });
+          else if (part.type === "reasoning-delta") content.push({ type: "reasoning", text: part.delta });
+          else if (part.type === "tool-call") content.push(part);
+          controller.enqueue(part);
+        },
+        async flush() {
+          await record(memory, fromModelMessage(assistantMessage(content)));
+        },
+      });
+      return { stream: stream.pipeThrough(recorder), ...rest };
+    },
+  };
+}
