@@ -12,8 +12,12 @@ export function toLangChain(entry: MemoryEntry): BaseMessage;
 /** `BaseListChatMessageHistory` on a memory's session. */
 export class AgentMemoryChatHistory extends BaseListChatMessageHistory {
   lc_namespace: string[];
-  constructor(memory: Memory);
+  constructor(memory: Memory, options?: {
+    /** `getMessages` gives what the memory would send (a system message with the summary, then the newest messages that fit its budget) instead of the whole session. Default false. */
+    window?: boolean;
+  });
   readonly memory: Memory;
+  readonly window: boolean;
   getMessages(): Promise<BaseMessage[]>;
   addMessage(message: BaseMessage): Promise<void>;
   addMessages(messages: BaseMessage[]): Promise<void>;

@@ -52,13 +52,24 @@ export function toLangChain(entry) {
 export class AgentMemoryChatHistory extends BaseListChatMessageHistory {
   lc_namespace = ["agent_memory", "langchain"];
 
-  constructor(memory) {
+  /**
+   * `window: true` makes `getMessages` give what the memory would send
+   * rather than the whole session: one system message (the session's system
+   * messages, the summary of what was compressed) and the newest messages
+   * that fit the memory's budget.
+   */
+  constructor(memory, { window = false } = {}) {
     super();
     this.memory = memory;
+    this.window = window;
   }
 
   async getMessages() {
-    return (await this.memory.sessionHistory()).map(toLangChain);
+    if (!this.window) return (await this.memory.sessionHistory()).map(toLangChain);
+    const { messages, report } = await this.memory.buildContext();
+    const byId = new Map(this.memory.messages().map((m) => [m.id, m]));
+    const head = messages.length > report.sentIds.length ? [new SystemMessage(messages[0].content)] : [];
+    return [...head, ...report.sentIds.map((id) => toLangChain(byId.get(id)))];
   }
 
   async addMessage(message) {

@@ -10,9 +10,14 @@ export function toAgentItem(entry: MemoryEntry): AgentItem;
 
 /** The Agents SDK's `Session` on a memory's session: `run(agent, input, { session })`. */
 export class AgentMemorySession {
-  constructor(memory: Memory, options?: { sessionId?: string });
+  constructor(memory: Memory, options?: {
+    sessionId?: string;
+    /** `getItems` gives only the newest items that fit the memory's budget (the summary of the rest comes with `memoryInputFilter`). Default false. */
+    window?: boolean;
+  });
   readonly memory: Memory;
   readonly sessionId: string;
+  readonly window: boolean;
   getSessionId(): Promise<string>;
   getItems(limit?: number): Promise<AgentItem[]>;
   addItems(items: AgentItem[]): Promise<void>;
@@ -22,5 +27,9 @@ export class AgentMemorySession {
   clearSession(): Promise<void>;
 }
 
-/** `instructions` for an `Agent`: `base` plus, each turn, the memory's long-term block and summary for the newest user message. */
-export function memoryInstructions(memory: Memory, base?: string): () => Promise<string>;
+/**
+ * A `callModelInputFilter` for `run(agent, input, { session, callModelInputFilter })`: before each
+ * model call, the agent's instructions get the memory's long-term block and session summary for the
+ * newest user message of the input.
+ */
+export function memoryInputFilter(memory: Memory): (args: { modelData: { input: AgentItem[]; instructions?: string } }) => Promise<{ input: AgentItem[]; instructions?: string }>;

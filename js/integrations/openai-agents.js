@@ -2,7 +2,8 @@
 // backed by a memory's session, and per-turn instructions that carry the
 // long-term block. Items are stored as messages (so they are compressed,
 // recalled and judged at session end like any) and keep the original item
-// in their metadata, so `getItems` gives back exactly what was added.
+// in their metadata, so `getItems` gives back exactly what was added. A
+// model input filter adds what the memory knows to the instructions.
 
 import { error } from "../guard.js";
 
@@ -50,9 +51,15 @@ export function toAgentItem(entry) {
 
 /** The Agents SDK's `Session` on a memory: `run(agent, input, { session })`. */
 export class AgentMemorySession {
-  constructor(memory, { sessionId = "agent-memory" } = {}) {
+  /**
+   * `window: true` makes `getItems` give only the newest items that fit the
+   * memory's budget (what was compressed reaches the model as the summary
+   * `memoryInputFilter` adds) instead of the whole session.
+   */
+  constructor(memory, { sessionId = "agent-memory", window = false } = {}) {
     this.memory = memory;
     this.sessionId = sessionId;
+    this.window = window;
   }
 
   async getSessionId() {
@@ -60,9 +67,17 @@ export class AgentMemorySession {
   }
 
   async getItems(limit) {
-    const items = (await this.memory.sessionHistory()).map(toAgentItem);
+    const items = (await this.entries()).map(toAgentItem);
     if (limit === undefined) return items;
     return limit > 0 ? items.slice(-limit) : [];
+  }
+
+  /** The session's messages, or with `window` those the memory would send. */
+  async entries() {
+    if (!this.window) return this.memory.sessionHistory();
+    const { report } = await this.memory.buildContext();
+    const byId = new Map(this.memory.messages().map((m) => [m.id, m]));
+    return report.sentIds.map((id) => byId.get(id));
   }
 
   async addItems(items) {
@@ -79,15 +94,28 @@ export class AgentMemorySession {
   }
 }
 
+/** The text of the newest user item of a model input. */
+function lastUserText(items) {
+  const item = items.findLast((i) => (i.type ?? "message") === "message" && i.role === "user");
+  return item ? text(item.content) : "";
+}
+
 /**
- * Instructions for `new Agent({ instructions })` that add, each turn, what
- * the memory knows for the newest user message (the long-term block and
- * the session summary, within the memory's budget).
+ * A `callModelInputFilter` for `run(agent, input, { session, callModelInputFilter })`:
+ * before each model call it adds to the agent's instructions what the memory
+ * knows for the newest user message of the input (the long-term block and
+ * the session summary, within the memory's budget). The filter sees the
+ * turn's input, which instructions alone do not.
  */
-export function memoryInstructions(memory, base = "") {
-  return async () => {
-    const query = [...memory.messages()].reverse().find((m) => m.role === "user")?.content;
-    const { messages } = await memory.buildContext({ system: base, query: query ?? "" });
-    return messages[0]?.role === "system" ? messages[0].content : base;
+export function memoryInputFilter(memory) {
+  if (typeof memory?.buildContext !== "function") {
+    throw error("INVALID_INPUT", "agent-memory/openai-agents: memoryInputFilter needs a Memory");
+  }
+  return async ({ modelData }) => {
+    const recall = lastUserText(modelData.input);
+    const base = modelData.instructions ?? "";
+    const { messages } = await memory.buildContext({ ...(base ? { system: base } : {}), ...(recall ? { recall } : {}) });
+    const instructions = messages[0]?.role === "system" ? messages[0].content : base;
+    return { ...modelData, ...(instructions ? { instructions } : {}) };
   };
 }

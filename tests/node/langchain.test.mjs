@@ -1,15 +1,19 @@
 // agent-memory/langchain against the real @langchain/core: the message
 // history round-trips every message kind (tool calls included), survives a
 // restart on the same store, runs under RunnableWithMessageHistory, and the
-// retriever returns Documents with scores and explain.
-import { test } from "node:test";
+// retriever returns Documents with scores and explain; with ChatOpenAI on
+// the local server: 20 turns streamed and not, a tool call, a restart, and a
+// fact from a session end reaching the next request.
+import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { AIMessage, ChatMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
 import { ChatPromptTemplate, MessagesPlaceholder } from "@langchain/core/prompts";
-import { RunnableWithMessageHistory } from "@langchain/core/runnables";
+import { RunnablePassthrough, RunnableWithMessageHistory } from "@langchain/core/runnables";
+import { ChatOpenAI } from "@langchain/openai";
 import { FakeListChatModel } from "@langchain/core/utils/testing";
 import * as am from "../../pkg/node.js";
 import { mapAdapter } from "./map-adapter.mjs";
+import { startLlmServer } from "../../scripts/llm-server.mjs";
 import { AgentMemoryChatHistory, AgentMemoryRetriever } from "../../pkg/integrations/langchain.js";
 
 const open = (store, sessionId = "lc") => am.Memory.open({ namespace: "lc", sessionId, store });
@@ -74,4 +78,106 @@ test("the retriever returns facts and past turns as Documents with score, scope 
   assert.ok(docs.length <= 3);
   const scoped = new AgentMemoryRetriever({ memory, scopes: ["agent:none"] });
   assert.deepEqual(await scoped.invoke("penicillin"), []);
+});
+
+// The same adapters with the real OpenAI chat model of LangChain
+// (@langchain/openai) pointed at the local OpenAI-compatible server.
+let server;
+before(async () => { server = await startLlmServer(); });
+after(() => server.close());
+const chatModel = () => new ChatOpenAI({ model: "scripted", apiKey: "local", maxRetries: 0, configuration: { baseURL: server.endpoint.replace(/\/chat\/completions$/, "") } });
+const withLlm = (store, sessionId, extra = {}) => am.Memory.open({ namespace: "lc-openai", sessionId, store, llm: { endpoint: server.endpoint, model: "scripted" }, ...extra });
+const lastRequest = () => server.requests.at(-1).body;
+
+/** The chain a LangChain app writes: recalled memories in the system prompt, the history from the memory, ChatOpenAI. */
+function memoryChain(memory) {
+  const retriever = new AgentMemoryRetriever({ memory, topK: 3 });
+  const prompt = ChatPromptTemplate.fromMessages([
+    ["system", "You are helpful.\nWhat you know about the user:\n{memories}"],
+    new MessagesPlaceholder("history"),
+    ["human", "{input}"],
+  ]);
+  const recall = RunnablePassthrough.assign({ memories: async ({ input }) => (await retriever.invoke(input)).map((d) => d.pageContent).join("\n") });
+  return new RunnableWithMessageHistory({
+    runnable: recall.pipe(prompt).pipe(chatModel()),
+    getMessageHistory: async () => new AgentMemoryChatHistory(memory, { window: true }),
+    inputMessagesKey: "input",
+    historyMessagesKey: "history",
+  });
+}
+
+test("ChatOpenAI: a 20-turn chat, streamed and not, across a restart; with window: true each request fits the memory's budget", async () => {
+  const store = mapAdapter();
+  const options = { budget: { contextWindow: 1200, reservedForSystem: 100, reservedForTools: 0, reservedForResponse: 200 } };
+  let memory = await withLlm(store, "long", options);
+  let chain = memoryChain(memory);
+  const config = { configurable: { sessionId: "long" } };
+  for (let turn = 1; turn <= 20; turn++) {
+    if (turn === 11) {
+      memory = await withLlm(store, "long", options);
+      chain = memoryChain(memory);
+    }
+    const input = `Turn ${turn}: I like topic number ${turn} and want to talk about it at some length today.`;
+    let reply = "";
+    if (turn % 2) {
+      reply = (await chain.invoke({ input }, config)).content;
+    } else {
+      for await (const chunk of await chain.stream({ input }, config)) reply += chunk.content;
+    }
+    assert.ok(reply.length > 0, `turn ${turn} has a reply`);
+    assert.equal(lastRequest().stream === true, turn % 2 === 0, `turn ${turn}: streamed only on even turns`);
+    assert.equal(lastRequest().messages.at(-1).content, input);
+    const { report } = await memory.buildContext({ query: input });
+    assert.ok(report.total <= report.limit);
+    await memory.idle();
+  }
+  const history = await memory.sessionHistory();
+  assert.equal(history.length, 40, "every turn stored once, across the restart, streamed replies included");
+  assert.ok(history.every((m) => m.content.length > 0));
+  const sent = lastRequest().messages;
+  assert.ok(sent.length < 40, `${sent.length} messages sent`);
+  assert.ok(sent.some((m) => m.role === "system" && /<summary>/.test(m.content)), "the summary stands in for the oldest turns");
+});
+
+test("ChatOpenAI with a tool, streamed and not: the call and its result go through the history and back to the model", async () => {
+  const memory = await withLlm(mapAdapter(), "tools");
+  const history = new AgentMemoryChatHistory(memory);
+  const model = chatModel().bindTools([{ type: "function", function: { name: "weather", description: "The weather in a city", parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } } }]);
+  for (const stream of [false, true]) {
+    const ask = async (messages) => {
+      if (!stream) return model.invoke(messages);
+      let full;
+      for await (const chunk of await model.stream(messages)) full = full ? full.concat(chunk) : chunk;
+      return full;
+    };
+    await history.addMessage(new HumanMessage("What is the weather in Lisbon?"));
+    const call = await ask(await history.getMessages());
+    assert.equal(call.tool_calls[0].name, "weather");
+    assert.deepEqual(call.tool_calls[0].args, { city: "Lisbon" });
+    await history.addMessages([call, new ToolMessage({ content: "21 C and sunny", tool_call_id: call.tool_calls[0].id })]);
+    const answer = await ask(await history.getMessages());
+    assert.equal(answer.content, "The tool says: 21 C and sunny");
+    const sent = lastRequest().messages;
+    assert.deepEqual(sent.slice(-2).map((m) => m.role), ["assistant", "tool"]);
+    assert.equal(sent.at(-1).tool_call_id, call.tool_calls[0].id);
+    await history.addMessage(answer);
+  }
+  const stored = await memory.sessionHistory();
+  assert.deepEqual(stored.map((m) => m.role), ["user", "assistant", "tool", "assistant", "user", "assistant", "tool", "assistant"]);
+  assert.equal(stored[5].toolCalls[0].name, "weather", "a streamed call is stored whole");
+  assert.equal(stored[6].toolCallId, stored[5].toolCalls[0].id);
+});
+
+test("ChatOpenAI: what a session end extracted reaches the next session's request through the retriever", async () => {
+  const store = mapAdapter();
+  const first = await withLlm(store, "monday");
+  for (const input of ["I live in Lisbon.", "Which museum should I visit?"]) {
+    await memoryChain(first).invoke({ input }, { configurable: { sessionId: "monday" } });
+  }
+  assert.equal((await first.endSession()).judge, "llm");
+  const next = await withLlm(store, "tuesday");
+  await memoryChain(next).invoke({ input: "Where do I live?" }, { configurable: { sessionId: "tuesday" } });
+  const sent = lastRequest().messages;
+  assert.match(sent[0].content, /What you know about the user:\nUser lives in Lisbon/);
+  assert.deepEqual(sent.slice(1).map((m) => m.content), ["Where do I live?"], "a new session: no earlier turns");
 });

@@ -2,15 +2,16 @@
 // with its OpenAI provider pointed at the local OpenAI-compatible server:
 // runs keep their items in the memory's session, a restart on the same
 // store continues the conversation, popItem and clearSession work, and the
-// remembered fact reaches the next request through memoryInstructions.
+// remembered fact reaches the next request through memoryInputFilter; with
+// a tool, streaming on and off, and 20 turns within the memory's budget.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { Agent, OpenAIChatCompletionsModel, run, setTracingDisabled } from "@openai/agents";
+import { Agent, OpenAIChatCompletionsModel, run, setTracingDisabled, tool } from "@openai/agents";
 import OpenAI from "openai";
 import * as am from "../../pkg/node.js";
 import { mapAdapter } from "./map-adapter.mjs";
 import { startLlmServer } from "../../scripts/llm-server.mjs";
-import { AgentMemorySession, memoryInstructions } from "../../pkg/integrations/openai-agents.js";
+import { AgentMemorySession, memoryInputFilter } from "../../pkg/integrations/openai-agents.js";
 
 setTracingDisabled(true);
 let server;
@@ -65,15 +66,97 @@ test("items keep their exact form, tool calls and results included", async () =>
   await assert.rejects(session.addItems([{ type: "message", role: "narrator", content: "x" }]), (e) => e.code === "INVALID_INPUT");
 });
 
-test("memoryInstructions puts what the memory knows into the agent's instructions each turn", async () => {
+test("memoryInputFilter puts what the memory knows for the turn's input into the instructions", async () => {
   const memory = await open(mapAdapter());
   await memory.remember({ content: "Allergic to penicillin" });
   const session = new AgentMemorySession(memory);
-  const agent = new Agent({ name: "assistant", instructions: memoryInstructions(memory, "Be brief."), model: model() });
-  await memory.add({ role: "user", content: "Which antibiotics should I avoid, given penicillin?" });
+  const agent = new Agent({ name: "assistant", instructions: "Be brief.", model: model() });
   const before = server.requests.length;
-  await run(agent, "Which antibiotics should I avoid, given penicillin?", { session });
+  await run(agent, "Which antibiotics should I avoid, given penicillin?", { session, callModelInputFilter: memoryInputFilter(memory) });
   const system = server.requests.slice(before).at(-1).body.messages.find((m) => m.role === "system").content;
   assert.match(system, /^Be brief\./);
   assert.match(system, /<memory>[\s\S]*Allergic to penicillin[\s\S]*<\/memory>/);
+  assert.equal((await session.getItems()).length, 2, "the input and the reply, once");
+  assert.throws(() => memoryInputFilter({}), (e) => e.code === "INVALID_INPUT");
+});
+const small = { budget: { contextWindow: 1200, reservedForSystem: 200, reservedForTools: 0, reservedForResponse: 200 } };
+const withLlm = (store, sessionId, extra = {}) => am.Memory.open({ namespace: "agents-llm", sessionId, store, llm: { endpoint: server.endpoint, model: "scripted" }, ...extra });
+const lastRequest = () => server.requests.at(-1).body;
+
+/** One run, streamed or not; its final text. */
+async function turn(agent, input, session, stream) {
+  const options = { session, callModelInputFilter: memoryInputFilter(session.memory) };
+  if (!stream) return (await run(agent, input, options)).finalOutput;
+  const result = await run(agent, input, { ...options, stream: true });
+  let text = "";
+  for await (const delta of result.toTextStream()) text += delta;
+  await result.completed;
+  return text;
+}
+
+test("a 20-turn chat, streamed and not, across a restart; with window: true each request fits the memory's budget", async () => {
+  const store = mapAdapter();
+  let memory = await withLlm(store, "long", small);
+  let session = new AgentMemorySession(memory, { sessionId: "long", window: true });
+  let agent = new Agent({ name: "assistant", instructions: "Be brief.", model: model() });
+  for (let n = 1; n <= 20; n++) {
+    if (n === 11) {
+      memory = await withLlm(store, "long", small);
+      session = new AgentMemorySession(memory, { sessionId: "long", window: true });
+      agent = new Agent({ name: "assistant", instructions: "Be brief.", model: model() });
+    }
+    const input = `Turn ${n}: I like topic number ${n} and want to talk about it at some length today.`;
+    const text = await turn(agent, input, session, n % 2 === 0);
+    assert.ok(text.length > 0, `turn ${n} has a reply`);
+    assert.equal(lastRequest().stream === true, n % 2 === 0, `turn ${n}: streamed only on even turns`);
+    assert.equal(lastRequest().messages.at(-1).content, input);
+    await memory.idle();
+  }
+  const items = await new AgentMemorySession(memory).getItems();
+  assert.equal(items.length, 40, "every input and reply stored once, across the restart");
+  assert.deepEqual(items.filter((i) => i.role === "user").map((i) => Number(/Turn (\d+)/.exec(i.content)[1])), Array.from({ length: 20 }, (_, i) => i + 1));
+  const sent = lastRequest().messages;
+  assert.ok(sent.length < 40, `${sent.length} messages sent`);
+  assert.match(sent[0].content, /^Be brief\.[\s\S]*<summary>/, "the summary of what no longer fits comes with the instructions");
+  const { report } = await memory.buildContext({ system: "Be brief." });
+  assert.ok(report.total <= report.limit);
+});
+
+test("a tool call, streamed and not: call, result and answer are items of the session and reach the model", async () => {
+  const memory = await withLlm(mapAdapter(), "tools");
+  const session = new AgentMemorySession(memory, { sessionId: "tools" });
+  const weather = tool({
+    name: "weather",
+    description: "The weather in a city",
+    parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"], additionalProperties: false },
+    strict: true,
+    execute: async ({ city }) => `21 C and sunny in ${city}`,
+  });
+  const agent = new Agent({ name: "assistant", instructions: "Be brief.", model: model(), tools: [weather] });
+  for (const stream of [false, true]) {
+    const text = await turn(agent, "What is the weather in Lisbon?", session, stream);
+    assert.equal(text, "The tool says: 21 C and sunny in Lisbon");
+    assert.deepEqual(lastRequest().messages.slice(-2).map((m) => m.role), ["assistant", "tool"]);
+  }
+  const items = await session.getItems();
+  assert.deepEqual(items.map((i) => i.type ?? "message"), ["message", "function_call", "function_call_result", "message", "message", "function_call", "function_call_result", "message"]);
+  const stored = await memory.sessionHistory();
+  assert.equal(stored[5].toolCalls[0].name, "weather");
+  assert.equal(stored[6].toolCallId, stored[5].toolCalls[0].id);
+  assert.equal(stored[6].content, "21 C and sunny in Lisbon");
+});
+
+test("what a session end extracted reaches the next session's request through memoryInputFilter", async () => {
+  const store = mapAdapter();
+  const first = await withLlm(store, "monday");
+  const agent = (memory) => new Agent({ name: "assistant", instructions: "Be brief.", model: model() });
+  for (const input of ["I live in Lisbon.", "Which museum should I visit?"]) {
+    await turn(agent(first), input, new AgentMemorySession(first), false);
+  }
+  assert.equal((await first.endSession()).judge, "llm");
+  const next = await withLlm(store, "tuesday");
+  await turn(agent(next), "Where do I live?", new AgentMemorySession(next), true);
+  const sent = lastRequest().messages;
+  assert.match(sent[0].content, /^Be brief\.[\s\S]*<memory>[\s\S]*User lives in Lisbon[\s\S]*<\/memory>/);
+  assert.deepEqual(sent.slice(1).map((m) => m.content), ["Where do I live?"]);
 });
