@@ -5,7 +5,7 @@
 // (`wrangler deploy --dry-run`, installed from the packed tarball):
 // benches/edge/without-pack.js (memory, estimated counts) and with-pack.js
 // (memory and the o200k pack as a Data module), each as the sum of its
-// modules gzipped. Heap: with-pack.js in real workerd (`wrangler dev`),
+// modules gzipped, and whether any framework adapter entered them. Heap: with-pack.js in real workerd (`wrangler dev`),
 // after loading o200k and remembering 5,000 memories, read through the
 // inspector (V8's used heap and array buffers' backing stores; workerd's
 // inspector does not answer a request to collect garbage, so garbage counts)
@@ -21,6 +21,7 @@ import { installApp, packTarball, root } from "../scripts/example.mjs";
 import { machine, median, showSpread } from "./stats.mjs";
 
 const RUNS = Number(process.env.RUNS ?? 3);
+const INTEGRATIONS = ["ai-sdk", "langchain", "openai-agents"];
 const MEMORIES = 5000;
 const kb = (n) => Math.round((n / 1024) * 10) / 10;
 const gz = (bytes) => gzipSync(bytes, { level: 9 }).length;
@@ -36,7 +37,10 @@ function bundle(entry) {
   const out = join(app, `dist-${entry}`);
   execFileSync(wrangler, ["deploy", "--dry-run", "--outdir", out, entry], { cwd: app, env, stdio: "ignore" });
   const files = readdirSync(out).filter((f) => !f.endsWith(".map") && !f.endsWith(".md"));
-  return { raw: files.reduce((n, f) => n + statSync(join(out, f)).size, 0), gzip: files.reduce((n, f) => n + gz(readFileSync(join(out, f))), 0) };
+  const text = files.map((f) => readFileSync(join(out, f), "latin1")).join("\n");
+  // The framework adapters are entry points of their own: none may enter a bundle that does not import it.
+  const integrations = INTEGRATIONS.filter((name) => text.includes(`agent-memory/${name}`));
+  return { raw: files.reduce((n, f) => n + statSync(join(out, f)).size, 0), gzip: files.reduce((n, f) => n + gz(readFileSync(join(out, f))), 0), integrations };
 }
 
 const freePort = () =>
@@ -115,6 +119,11 @@ console.table([
   { what: "npm tarball", kb: kb(statSync(tarball).size), raw_kb: "", goal: "" },
   { what: "Worker bundle, no pack (gzip)", kb: kb(without.gzip), raw_kb: kb(without.raw), goal: "≤ 220" },
   { what: "Worker bundle, o200k pack (gzip)", kb: kb(withPack.gzip), raw_kb: kb(withPack.raw), goal: "≤ 1,250" },
+  { what: "framework adapters in those bundles", kb: without.integrations.concat(withPack.integrations).join(", ") || "none", raw_kb: "", goal: "none" },
+  ...INTEGRATIONS.map((name) => {
+    const file = readFileSync(join(root, `pkg/integrations/${name}.js`));
+    return { what: `  agent-memory/${name}, for apps that import it (gzip)`, kb: kb(gz(file)), raw_kb: kb(file.length), goal: "" };
+  }),
 ]);
 console.table([
   { what: `workerd isolate heap, o200k + ${MEMORIES} memories (MB, median (min-max))`, value: heap.text, goal: "≤ 64" },
@@ -128,4 +137,5 @@ console.log(JSON.stringify({
   worker_gzip_kb: kb(without.gzip),
   worker_with_pack_gzip_kb: kb(withPack.gzip),
   worker_heap_mb: Math.round(heap.median * 10) / 10,
+  integrations_in_worker: without.integrations.length + withPack.integrations.length,
 }));

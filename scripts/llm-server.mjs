@@ -160,7 +160,8 @@ export function startLlmServer({ port = 0, latencyMs = 0 } = {}) {
   const requests = [];
   const hanging = new Set();
   const server = createServer(async (req, res) => {
-    const cors = { "access-control-allow-origin": "*", "access-control-allow-headers": "*", "access-control-allow-methods": "POST, OPTIONS" };
+    // "*" does not cover Authorization: the headers asked for are allowed by name.
+    const cors = { "access-control-allow-origin": "*", "access-control-allow-headers": req.headers["access-control-request-headers"] ?? "*", "access-control-allow-methods": "POST, OPTIONS" };
     if (req.method === "OPTIONS") return res.writeHead(204, cors).end();
     const embeddings = req.url.endsWith("/embeddings");
     if (req.method !== "POST" || !(embeddings || req.url.endsWith("/chat/completions"))) return res.writeHead(404, cors).end();

@@ -17,3 +17,12 @@ test("tsc --strict accepts the app and rejects every misuse", () => {
     assert.fail(`tsc failed:\n${err.stdout}${err.stderr}`);
   }
 });
+
+test("the framework adapters' declarations fit the frameworks' own types (ai, @langchain/core, @openai/agents)", () => {
+  const tsc = join(root, "node_modules/.bin/tsc");
+  try {
+    execFileSync(tsc, ["-p", "tests/types/tsconfig.integrations.json"], { cwd: root, encoding: "utf8" });
+  } catch (err) {
+    assert.fail(`tsc failed:\n${err.stdout}${err.stderr}`);
+  }
+});
