@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the build and the tests need, idempotently: each step checks
 # first and is skipped (in well under a second) when its tool is present.
-#   - the wasm32 Rust target
+#   - the wasm32 Rust target, and wasm32-wasip2 with the `wasmtime` Python package for the component
 #   - wasm-bindgen-cli at exactly Cargo.lock's wasm-bindgen version
 #   - wasm-pack (for `wasm-pack test --headless --chrome`)
 #   - Debian chromium + chromium-driver (headless browser tests), fonts-noto-cjk (Chinese in screenshots)
@@ -32,6 +32,20 @@ have=$(wasm-bindgen --version 2>/dev/null | awk '{ print $2 }' || true)
 if [ "$have" != "$want" ]; then
   step "installing wasm-bindgen-cli $want (found: ${have:-none})"
   cargo install wasm-bindgen-cli --version "$want" --force
+fi
+
+# The WebAssembly component (component/, WASI 0.2) and its wasmtime host:
+# the `wasmtime` Python package in a virtual environment under target/.
+if ! $demo && ! rustup target list --installed | grep -qx wasm32-wasip2; then
+  step "adding the wasm32-wasip2 target"
+  rustup target add wasm32-wasip2
+fi
+venv=target/component-venv
+if ! $demo && ! cmp -s tests/component/requirements.txt "$venv/requirements.txt"; then
+  step "installing the component's Python host packages"
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install --quiet --disable-pip-version-check -r tests/component/requirements.txt
+  cp tests/component/requirements.txt "$venv/requirements.txt"
 fi
 
 if ! $demo && ! command -v wasm-pack >/dev/null 2>&1; then

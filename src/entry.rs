@@ -10,7 +10,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::error::{Error, Result};
-use crate::tokens::TokenizerId;
+use crate::tokens::{estimate_tokens, TokenizerId};
 
 /// What a memory is. Tool results are their own kind because they are long
 /// and compress aggressively, yet retrieval still needs to know what ran.
@@ -200,6 +200,87 @@ fn default_importance() -> f32 {
 
 /// The latest timestamp a memory may carry: the end of year 9999 (ms).
 pub const MAX_TIMESTAMP_MS: i64 = 253_402_300_799_999;
+
+/// A memory as a host gives it (the JS binding, the component): everything
+/// but `content` has a default.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EntryInput {
+    pub content: String,
+    #[serde(default)]
+    pub kind: Option<Kind>,
+    #[serde(default)]
+    pub role: Option<Role>,
+    #[serde(default)]
+    pub scope: Option<Scope>,
+    #[serde(default)]
+    pub timestamp: Option<f64>,
+    #[serde(default)]
+    pub metadata: BTreeMap<String, String>,
+    #[serde(default)]
+    pub importance: Option<f32>,
+    #[serde(default)]
+    pub tool_calls: Vec<ToolCall>,
+    #[serde(default)]
+    pub tool_call_id: Option<String>,
+    #[serde(default)]
+    pub sources: Vec<String>,
+}
+
+impl EntryInput {
+    pub const FIELDS: &'static [&'static str] = &[
+        "content",
+        "kind",
+        "role",
+        "scope",
+        "timestamp",
+        "metadata",
+        "importance",
+        "toolCalls",
+        "toolCallId",
+        "sources",
+    ];
+
+    /// Fills defaults (a user conversation message in the session, now) and
+    /// validates the result.
+    pub fn into_entry(self, now: i64, default_scope: Scope) -> Result<MemoryEntry> {
+        let timestamp = match self.timestamp {
+            None => now,
+            Some(t) if t.is_finite() && t >= 0.0 && t.fract() == 0.0 => t as i64,
+            Some(_) => {
+                return Err(Error::invalid(
+                    "timestamp must be a whole number of milliseconds since the epoch",
+                ))
+            }
+        };
+        let role = self.role.unwrap_or(Role::User);
+        let kind = self.kind.unwrap_or(match (role, &default_scope) {
+            (Role::Tool, _) => Kind::ToolResult,
+            (_, Scope::Session) => Kind::Conversation,
+            _ => Kind::Fact,
+        });
+        let mut tokens = TokenCounts::default();
+        let entry = MemoryEntry {
+            id: new_id(timestamp),
+            content: self.content,
+            kind,
+            role,
+            scope: self.scope.unwrap_or(default_scope),
+            timestamp,
+            metadata: self.metadata,
+            importance: self.importance.unwrap_or(0.5),
+            tool_calls: self.tool_calls,
+            tool_call_id: self.tool_call_id,
+            tokens,
+            superseded_by: None,
+            valid_to: None,
+            sources: self.sources,
+        };
+        entry.validate()?;
+        tokens.set(TokenizerId::Estimate, estimate_tokens(&entry.countable_text()) as u32);
+        Ok(MemoryEntry { tokens, ..entry })
+    }
+}
 
 /// Makes a UUID v7 for a memory created at `timestamp_ms`. The time part
 /// comes from the injected clock, not the system's, so tests are exact; a

@@ -83,7 +83,7 @@ pub mod store;
 pub mod tokens;
 pub mod working;
 
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
 pub mod wasm;
 
 pub use budget::{BudgetOptions, TokenBudget, Usage, UsageReport};

@@ -12,18 +12,20 @@ pub trait Clock {
     fn sleep(&self, ms: u32) -> LocalBoxFuture<'_, ()>;
 }
 
-/// The system's clock (native builds; the wasm binding reads `Date.now()`).
-#[cfg(not(target_arch = "wasm32"))]
+/// The system's clock (native builds and the WASI component; the JS
+/// binding reads `Date.now()`).
+#[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
 #[derive(Debug, Default, Clone, Copy)]
 pub struct SystemClock;
 
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
 impl Clock for SystemClock {
     fn now_ms(&self) -> i64 {
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
     }
 
-    /// Native builds have no event loop: the calling thread sleeps.
+    /// Native builds and the component have no event loop: the calling
+    /// thread sleeps.
     fn sleep(&self, ms: u32) -> LocalBoxFuture<'_, ()> {
         std::thread::sleep(std::time::Duration::from_millis(ms as u64));
         Box::pin(std::future::ready(()))

@@ -13,7 +13,6 @@ use wasm_bindgen_futures::{future_to_promise, JsFuture};
 
 use super::cipher::parse_encryption;
 use super::embed::parse_embed_option;
-use super::entry::EntryInput;
 use super::indexeddb::IndexedDbStore;
 use super::js_store::JsStore;
 use super::llm::{aborted, parse_llm_option};
@@ -27,6 +26,7 @@ use super::{
     check_fields, describe, from_js, js_count, js_string, shallow_copy, take_field, to_js, to_js_json,
     JsClock,
 };
+use crate::entry::EntryInput;
 use crate::entry::Scope;
 use crate::error::{Error, ErrorCode, Result};
 use crate::longterm::records::ExportDocument;

@@ -1,0 +1,107 @@
+// The component in Node through `jco transpile`: WASI from jco's preview2
+// shim, a host-side key-value store (a Map), the scripted model called in
+// process (a component's import is synchronous), and the scenario
+// tests/component/scenario.json describes. Prints one JSON object of what it
+// saw, the same fields as host.py; tests/node/component.test.mjs checks both.
+//
+//   node host.mjs <folder of the transpiled component> <o200k pack>
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { cli, clocks, io, random } from "@bytecodealliance/preview2-shim";
+import { promptTokens, scriptedModel } from "../../scripts/llm-server.mjs";
+
+const [dir, pack] = process.argv.slice(2);
+const scenario = JSON.parse(readFileSync(new URL("scenario.json", import.meta.url), "utf8"));
+const { instantiate } = await import(join(dir, "agent-memory.js"));
+
+// The host's store: one Map for every namespace, kept across restarts.
+const kv = new Map();
+let modelCalls = 0;
+// Keyed by interface name without version, as jco's output reads them.
+const imports = {
+  "agent-memory:core/store": {
+    get: (key) => kv.get(key),
+    putMany: (items) => { for (const [k, v] of items) kv.set(k, v); },
+    deleteMany: (keys) => { for (const k of keys) kv.delete(k); },
+    listPrefix: (prefix) => [...kv].filter(([k]) => k.startsWith(prefix)),
+  },
+  "agent-memory:core/llm": {
+    complete: ({ messages }) => {
+      modelCalls++;
+      const content = scriptedModel({ messages });
+      return { content, usage: { promptTokens: promptTokens(messages), completionTokens: 0 } };
+    },
+  },
+  "agent-memory:core/embedder": {
+    embed: () => { throw "no embedder in this host"; },
+  },
+  "wasi:cli/environment": cli.environment,
+  "wasi:cli/exit": cli.exit,
+  "wasi:cli/stderr": cli.stderr,
+  "wasi:cli/stdin": cli.stdin,
+  "wasi:cli/stdout": cli.stdout,
+  "wasi:cli/terminal-input": cli.terminalInput,
+  "wasi:cli/terminal-output": cli.terminalOutput,
+  "wasi:cli/terminal-stderr": cli.terminalStderr,
+  "wasi:cli/terminal-stdin": cli.terminalStdin,
+  "wasi:cli/terminal-stdout": cli.terminalStdout,
+  "wasi:clocks/monotonic-clock": clocks.monotonicClock,
+  "wasi:clocks/wall-clock": clocks.wallClock,
+  "wasi:io/error": io.error,
+  "wasi:io/poll": io.poll,
+  "wasi:io/streams": io.streams,
+  "wasi:random/insecure-seed": random.insecureSeed,
+  "wasi:random/random": random.random,
+};
+
+/** One instance of the component: a process of the host, restarted by making another. */
+const start = async () => (await instantiate((path) => WebAssembly.compile(readFileSync(join(dir, path))), imports)).api;
+
+function openMemory(api, sessionId) {
+  const memory = api.Memory.open({ namespace: scenario.namespace, sessionId, useLlm: true, maxTokens: scenario.maxTokens });
+  const tokenizer = api.Tokenizer.fromPack(readFileSync(pack));
+  memory.setTokenizer(tokenizer);
+  return { memory, tokenizer };
+}
+
+const message = (role, content) => ({ role, content, toolCalls: [], metadata: [] });
+
+const first = await start();
+const { memory } = openMemory(first, "monday");
+for (const [user, assistant] of scenario.turns) {
+  memory.add(message("user", user));
+  memory.add(message("assistant", assistant));
+}
+const usage = memory.usage();
+const built = memory.buildContext({ system: "Be brief." });
+const ended = memory.endSession();
+const history = memory.sessionHistory();
+
+// A restart: a new instance of the component on the same store.
+const second = await start();
+const { memory: memory2, tokenizer } = openMemory(second, "tuesday");
+const asked = memory2.buildContext({ query: scenario.question, system: "Be brief." });
+const hits = memory2.search("Lisbon", 3);
+let badNamespace = null;
+try {
+  second.Memory.open({ namespace: "../escape", sessionId: "s", useLlm: false });
+} catch (e) {
+  badNamespace = `${e.payload.code}: ${e.payload.message}`;
+}
+
+console.log(JSON.stringify({
+  tokenizer: tokenizer.id(),
+  count: tokenizer.count(scenario.countText),
+  historyLength: history.length,
+  tokensBeforeEnd: Number(usage.tokens),
+  summarySent: built.report.summary,
+  messagesSent: built.report.messagesSent,
+  judge: ended.judge,
+  added: ended.added,
+  modelCalls,
+  system: asked.messages[0].content,
+  last: asked.messages.at(-1).content,
+  hits: hits.map((h) => h.text),
+  badNamespace,
+  keys: kv.size,
+}));
