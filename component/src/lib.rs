@@ -102,10 +102,9 @@ impl api::GuestMemory for MemoryResource {
         Ok(api::Memory::new(MemoryResource(memory)))
     }
 
-    fn set_tokenizer(&self, tokenizer: api::TokenizerBorrow<'_>) {
+    fn set_tokenizer(&self, tokenizer: api::TokenizerBorrow<'_>) -> Result<(), Error> {
         let tokenizer = tokenizer.get::<TokenizerResource>().0.clone();
-        // Only a held session refuses, and a component call never overlaps another.
-        let _ = self.0.set_tokenizer(tokenizer);
+        self.0.set_tokenizer(tokenizer).map_err(error)
     }
 
     fn add(&self, message: MessageInput) -> Result<api::Entry, Error> {

@@ -73,3 +73,8 @@ test("nothing of the component enters the npm package", () => {
   const manifest = JSON.parse(readFileSync(join(root, "pkg/package.json"), "utf8"));
   assert.ok(!manifest.files.some((f) => /component|wit/.test(f)));
 });
+
+test("examples/component/host.py, the README's host, runs as shown", async () => {
+  const { stdout } = await promisify(execFile)(join(root, "target/component-venv/bin/python"), ["examples/component/host.py", component], { cwd: root });
+  assert.match(stdout, /^Be brief\.[\s\S]*<memory>[\s\S]*- Prefers Rust for systems code[\s\S]*<\/memory>/);
+});
