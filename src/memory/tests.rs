@@ -1334,6 +1334,36 @@ fn clearing_a_session_empties_it_everywhere_and_it_goes_on() {
 }
 
 #[test]
+fn another_instance_of_the_session_drops_what_was_popped_cleared_or_forgotten() {
+    let mut w = World::new();
+    let (a, b) = (w.open("s", None), w.open("s", None));
+    let window = |w: &mut World, m: &Memory| -> Vec<String> {
+        let ctx = w.run(m.build_context(ContextRequest::default())).unwrap();
+        ctx.messages.iter().map(|x| x.content.clone()).collect()
+    };
+    let said = w.run(a.add(user("my PIN is 1234"))).unwrap();
+    w.run(a.add(user("first"))).unwrap();
+    w.run(a.add(assistant("second"))).unwrap();
+    assert_eq!(window(&mut w, &b), ["my PIN is 1234", "first", "second"], "b holds them all");
+    // Popped by a: b, holding a copy, drops it at its next sync.
+    w.run(a.pop_message()).unwrap();
+    assert_eq!(window(&mut w, &b), ["my PIN is 1234", "first"]);
+    // Forgotten with the memory drawn from it.
+    let mut pin = fact("PIN is 1234");
+    pin.sources = vec![said.id.clone()];
+    let Remembered::Stored { entry } = w.run(a.remember(pin)).unwrap() else { panic!() };
+    w.run(a.forget(&entry.id)).unwrap();
+    assert_eq!(window(&mut w, &b), ["first"]);
+    // Cleared; what b writes afterwards stays, in both.
+    w.run(a.clear_session()).unwrap();
+    assert!(window(&mut w, &b).is_empty());
+    w.run(b.add(user("a new start"))).unwrap();
+    assert_eq!(window(&mut w, &a), ["a new start"]);
+    assert_eq!(window(&mut w, &b), ["a new start"]);
+    assert_eq!(mentions(&mut w, "1234").len(), 0, "the markers hold ids, never text");
+}
+
+#[test]
 fn popping_takes_back_the_newest_message_only() {
     let mut w = World::new();
     let m = w.open("s", None);

@@ -211,6 +211,19 @@ fn writer_prefix(storage_id: &str) -> String {
     format!("session/{storage_id}/writer/")
 }
 
+/// Markers of messages deleted from the session (popped, cleared,
+/// forgotten): another instance still holding one drops it when it reloads
+/// instead of keeping it as a message the store lost. A marker holds the
+/// id only, never the text.
+fn gone_prefix(storage_id: &str) -> String {
+    format!("session/{storage_id}/gone/")
+}
+
+/// The marker of a message deleted under `msg_key` (`session/<id>/msg/<pos>`).
+fn gone_key(msg_key: &str, id: &str) -> Option<String> {
+    msg_key.find("/msg/").map(|i| format!("{}/gone/{id}", &msg_key[..i]))
+}
+
 /// Metadata of a summary: the position of the last message it covers.
 const COVERS_THROUGH: &str = "coversThrough";
 /// The same, as sessions before writer positions stored it (a decimal counter).
@@ -312,8 +325,11 @@ impl Session {
         let rows = self.store.list(&msg_prefix(&self.storage_id)).await?;
         let mut messages: BTreeMap<Seq, MemoryEntry> =
             rows.iter().filter_map(|(k, v)| message_row(k, v, &self.damage)).collect();
+        let prefix = gone_prefix(&self.storage_id);
+        let gone: BTreeSet<String> =
+            self.store.list(&prefix).await?.into_iter().map(|(k, _)| k[prefix.len()..].to_string()).collect();
         for l in self.memory.pending().iter().chain(self.memory.live()) {
-            if !forgotten.contains(&l.entry.id) {
+            if !forgotten.contains(&l.entry.id) && !gone.contains(&l.entry.id) {
                 messages.entry(l.seq).or_insert_with(|| l.entry.clone());
             }
         }
@@ -364,10 +380,10 @@ impl Session {
     /// Deletes the messages `ids` from every session of the namespace, and
     /// every summary that covers one of them (the next compression
     /// summarizes what is left); this session reloads without them, and
-    /// other instances of it at their next open (until then their window
-    /// may still hold a copy; the store does not). Returns what it deleted.
+    /// other instances of those sessions at their next sync (the markers
+    /// left in each tell them). Returns what it deleted.
     pub async fn forget_messages(&mut self, ids: &BTreeSet<String>) -> Result<Vec<MemoryEntry>> {
-        let (mut keys, mut deleted) = (Vec::new(), Vec::new());
+        let (mut keys, mut deleted, mut markers) = (Vec::new(), Vec::new(), Vec::new());
         for (key, value) in self.store.list(SESSIONS_PREFIX).await? {
             let (message, summary) = (key.contains("/msg/"), key.ends_with("/summary"));
             if !(message || summary) {
@@ -375,14 +391,16 @@ impl Session {
             }
             let Ok(e) = serde_json::from_str::<MemoryEntry>(&value) else { continue };
             if (message && ids.contains(&e.id)) || (summary && e.sources.iter().any(|s| ids.contains(s))) {
+                markers.extend(gone_key(&key, &e.id).filter(|_| message));
                 keys.push(key);
                 deleted.push(e);
             }
         }
         if !keys.is_empty() {
             self.store.delete_many(keys).await?;
-            let record = self.next_writer_record();
-            self.store.put_many(vec![record]).await?;
+            let mut items: Vec<(String, String)> = markers.into_iter().map(|k| (k, String::new())).collect();
+            items.push(self.next_writer_record());
+            self.store.put_many(items).await?;
         }
         self.reload(ids).await?;
         Ok(deleted)
@@ -400,8 +418,9 @@ impl Session {
         }
         let key = format!("{}{}", msg_prefix(&self.storage_id), position::encode(seq));
         self.store.delete_many(vec![key]).await?;
+        let marker = (format!("{}{}", gone_prefix(&self.storage_id), entry.id), String::new());
         let record = self.next_writer_record();
-        self.store.put_many(vec![record]).await?;
+        self.store.put_many(vec![marker, record]).await?;
         self.reload(&BTreeSet::from([entry.id.clone()])).await?;
         Ok(Some(entry))
     }
@@ -409,7 +428,7 @@ impl Session {
     /// Deletes this session's messages and summary; the session goes on
     /// empty (positions keep counting, so a later message never takes an
     /// old one's place); other instances of it drop what they hold at
-    /// their next open. Returns what it deleted.
+    /// their next sync. Returns what it deleted.
     pub async fn clear(&mut self) -> Result<Vec<MemoryEntry>> {
         let (mut keys, mut deleted) = (Vec::new(), Vec::new());
         let summary = summary_key(&self.storage_id);
@@ -428,8 +447,14 @@ impl Session {
             }
         }
         self.store.delete_many(keys).await?;
-        let record = self.next_writer_record();
-        self.store.put_many(vec![record]).await?;
+        let gone = gone_prefix(&self.storage_id);
+        let mut items: Vec<(String, String)> = deleted
+            .iter()
+            .filter(|e| e.kind != Kind::Summary)
+            .map(|e| (format!("{gone}{}", e.id), String::new()))
+            .collect();
+        items.push(self.next_writer_record());
+        self.store.put_many(items).await?;
         self.memory = ConversationMemory::new(self.memory.limits());
         self.summary = None;
         Ok(deleted)
