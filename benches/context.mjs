@@ -183,6 +183,6 @@ console.log(JSON.stringify({
   build_context_10k_ms: Math.round(median(buildMs) * 1000) / 1000,
   add_us: Math.round(addUs * 10) / 10,
   langchain_trim_ms: Math.round(trim10kMs * 10) / 10,
-  langchain_trim_memoized_ms: Math.round(median(memo10kMs) * 10) / 10,
+  langchain_trim_memo_ms: Math.round(median(memo10kMs) * 10) / 10,
   memoized_ratio: Math.round((median(memo10kMs) / median(buildMs)) * 10) / 10,
 }));
