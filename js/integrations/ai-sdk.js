@@ -33,9 +33,14 @@ function outputText(output) {
   return JSON.stringify(output.value ?? output);
 }
 
+const invalid = (what) => error("INVALID_INPUT", `agent-memory/ai-sdk: ${what}`);
+
 /** One SDK message as the `MessageInput`s of `memory.add`: one per message, one per tool result. */
 export function fromModelMessage(message) {
   const keep = (m) => ({ [MESSAGE]: JSON.stringify(m) });
+  if (typeof message?.content !== "string" && !Array.isArray(message?.content)) {
+    throw invalid("a message's content must be a string or an array of parts");
+  }
   switch (message?.role) {
     case "system":
       return [{ role: "system", content: json(message.content), metadata: keep(message) }];
@@ -55,12 +60,17 @@ export function fromModelMessage(message) {
         metadata: { ...keep({ ...message, content: [part] }), ...(i ? { [JOINS]: "1" } : {}) },
       }));
     default:
-      throw error("INVALID_INPUT", `agent-memory/ai-sdk: a message with role ${JSON.stringify(message?.role)}`);
+      throw invalid(`a message with role ${JSON.stringify(message?.role)}`);
   }
 }
 
+const list = (value, what) => {
+  if (!Array.isArray(value)) throw invalid(`${what} must be an array`);
+  return value;
+};
+
 /** SDK messages (`ModelMessage[]`) as `MessageInput`s, in order. */
-export const fromModelMessages = (messages) => messages.flatMap(fromModelMessage);
+export const fromModelMessages = (messages) => list(messages, "messages").flatMap(fromModelMessage);
 
 /** The name of the call a tool result answers, from the messages before it. */
 function toolNameOf(entries, index, id) {
@@ -94,6 +104,7 @@ function modelMessageOf(entries, index) {
 
 /** Stored entries (`memory.sessionHistory()`, `memory.messages()`) as SDK messages: what was added comes back as it was. */
 export function toModelMessages(entries) {
+  list(entries, "entries");
   const out = [];
   entries.forEach((entry, i) => {
     const message = modelMessageOf(entries, i);
@@ -118,9 +129,9 @@ const toolNameOfPart = (p) => (p.type === "dynamic-tool" ? p.toolName : p.type.s
 export function fromUIMessage(message) {
   const role = message?.role;
   if (!["user", "assistant", "system"].includes(role)) {
-    throw error("INVALID_INPUT", `agent-memory/ai-sdk: a UI message with role ${JSON.stringify(role)}`);
+    throw invalid(`a UI message with role ${JSON.stringify(role)}`);
   }
-  const parts = message.parts ?? [];
+  const parts = list(message.parts ?? [], "a UI message's parts");
   const content = parts.filter((p) => p.type === "text").map((p) => p.text).join("");
   const tools = parts.filter(isToolPart);
   const toolCalls = tools.map((p) => ({ id: p.toolCallId, name: toolNameOfPart(p), arguments: json(p.input) }));
@@ -132,10 +143,11 @@ export function fromUIMessage(message) {
 }
 
 /** UI messages as `MessageInput`s, in order. */
-export const fromUIMessages = (messages) => messages.flatMap(fromUIMessage);
+export const fromUIMessages = (messages) => list(messages, "messages").flatMap(fromUIMessage);
 
 /** Stored entries as UI messages: what was added as one comes back as it was; others are built from their text and tool calls. */
 export function toUIMessages(entries) {
+  list(entries, "entries");
   const out = [];
   for (const entry of entries) {
     const stored = entry.metadata?.[UI];
@@ -211,7 +223,7 @@ function promptMessage(message) {
  */
 export function memoryMiddleware(memory, { system } = {}) {
   if (typeof memory?.buildContext !== "function") {
-    throw error("INVALID_INPUT", "agent-memory/ai-sdk: memoryMiddleware needs a Memory");
+    throw invalid("memoryMiddleware needs a Memory");
   }
   return {
     specificationVersion: "v4",

@@ -18,6 +18,9 @@ function text(content) {
 
 /** An Agents SDK item as the `MessageInput` of `memory.add`. */
 export function fromAgentItem(item) {
+  if (item === null || typeof item !== "object") {
+    throw error("INVALID_INPUT", "agent-memory/openai-agents: an item must be an object");
+  }
   const metadata = { [ITEM]: JSON.stringify(item) };
   const type = item?.type ?? "message";
   if (type === "message") {

@@ -88,6 +88,16 @@ try {
 } catch (e) {
   badNamespace = `${e.payload.code}: ${e.payload.message}`;
 }
+// The same bad calls 100,000 times: each a typed error, never a trap, and
+// the instance works after them.
+const typed = { badNamespace: 0, badImport: 0, badPack: 0 };
+const count = (name, f) => { try { f(); } catch (e) { if (e.payload?.code === "invalid-input" || e.payload?.code === "tokenizer-pack") typed[name]++; } };
+for (let i = 0; i < 100_000; i++) {
+  count("badNamespace", () => second.Memory.open({ namespace: "", sessionId: "s", useLlm: false }));
+  count("badImport", () => memory2.importMemories("{not json"));
+  count("badPack", () => second.Tokenizer.fromPack(new Uint8Array([1, 2, 3])));
+}
+typed.worksAfter = memory2.search("Lisbon", 1)[0]?.text;
 
 console.log(JSON.stringify({
   tokenizer: tokenizer.id(),
@@ -104,4 +114,5 @@ console.log(JSON.stringify({
   hits: hits.map((h) => h.text),
   badNamespace,
   keys: kv.size,
+  typedErrors: typed,
 }));

@@ -169,3 +169,20 @@ test("model and UI messages convert to ours and back without loss", async () => 
   assert.throws(() => fromModelMessages([{ role: "narrator", content: "x" }]), (e) => e.code === "INVALID_INPUT");
   assert.throws(() => memoryMiddleware({}), (e) => e.code === "INVALID_INPUT");
 });
+
+test("bad input to the converters is a typed error, 100,000 times over", () => {
+  const bad = [
+    () => fromModelMessages("hi"), () => fromModelMessages([{ role: "user", content: 42 }]), () => fromModelMessages([null]),
+    () => toModelMessages(undefined), () => fromUIMessages([{ role: "user", parts: "x" }]), () => fromUIMessages([{ role: "bot", parts: [] }]),
+    () => toUIMessages({}),
+  ];
+  let typed = 0;
+  for (let i = 0; i < 100_000; i++) {
+    try {
+      bad[i % bad.length]();
+    } catch (e) {
+      if (e.code === "INVALID_INPUT" && e.name === "AgentMemoryError") typed++;
+    }
+  }
+  assert.equal(typed, 100_000);
+});

@@ -53,15 +53,18 @@ test("the component in wasmtime (Python): 30 turns compressed, a session end wit
   checkScenario(outputs.wasmtime);
 });
 
-test("the component in Node through jco transpile: the same scenario, the same results", async () => {
+test("the component in Node through jco transpile: the same scenario, the same results; 300,000 bad calls stay typed errors", async () => {
   const out = mkdtempSync(join(tmpdir(), "agent-memory-jco-"));
   execFileSync(join(root, "node_modules/.bin/jco"), ["transpile", component, "-o", out, "--instantiation", "async", "--name", "agent-memory", "--quiet"], { cwd: root });
   outputs.jco = await run(process.execPath, ["tests/component/host.mjs", out, pack]);
-  checkScenario(outputs.jco);
+  const { typedErrors, ...jco } = outputs.jco;
+  checkScenario(jco);
+  assert.deepEqual(typedErrors, { badNamespace: 100_000, badImport: 100_000, badPack: 100_000, worksAfter: "User lives in Lisbon" },
+    "300,000 bad calls are typed errors, and the instance works after them");
   if (outputs.wasmtime) {
     // Same core, same scripted model: the same figures in both hosts.
     const same = ({ system, ...rest }) => ({ ...rest, system: system.replace(/\[\d{4}-\d{2}-\d{2}\]/g, "[date]") });
-    assert.deepEqual(same(outputs.jco), same(outputs.wasmtime));
+    assert.deepEqual(same(jco), same(outputs.wasmtime));
   }
 });
 

@@ -64,6 +64,7 @@ test("items keep their exact form, tool calls and results included", async () =>
   assert.deepEqual(stored.map((e) => [e.role, e.content]), [["user", "Weather in Lisbon?"], ["assistant", ""], ["tool", "21 C"], ["assistant", "21 °C."]]);
   assert.equal(stored[1].toolCalls[0].name, "weather");
   await assert.rejects(session.addItems([{ type: "message", role: "narrator", content: "x" }]), (e) => e.code === "INVALID_INPUT");
+  for (const bad of [null, "hi", 42]) await assert.rejects(session.addItems([bad]), (e) => e.code === "INVALID_INPUT");
 });
 
 test("memoryInputFilter puts what the memory knows for the turn's input into the instructions", async () => {
