@@ -9,6 +9,7 @@ import { generateText, jsonSchema, stepCountIs, streamText, tool, wrapLanguageMo
 import { createOpenAI } from "@ai-sdk/openai";
 import * as am from "../../pkg/node.js";
 import { mapAdapter } from "./map-adapter.mjs";
+import { SMALL_WINDOW, twentyTurns } from "./twenty-turns.mjs";
 import { startLlmServer } from "../../scripts/llm-server.mjs";
 import { fromModelMessages, fromUIMessages, memoryMiddleware, toModelMessages, toUIMessages } from "../../pkg/integrations/ai-sdk.js";
 
@@ -24,44 +25,21 @@ const lastRequest = () => server.requests.at(-1).body;
 
 test("a 20-turn chat, streamed and not, survives a restart; each request is the memory's context within its budget", async () => {
   const store = mapAdapter();
-  // A small window: the chat outgrows it and is compressed on the way.
-  const options = { budget: { contextWindow: 1200, reservedForSystem: 100, reservedForTools: 0, reservedForResponse: 200 } };
-  let memory = await open(store, "chat", options);
-  let model = wrapped(memory);
-  for (let turn = 1; turn <= 20; turn++) {
-    if (turn === 11) {
-      memory = await open(store, "chat", options);
-      model = wrapped(memory);
-    }
-    const prompt = `Turn ${turn}: I like topic number ${turn} and want to talk about it at some length today.`;
-    const system = "You are a helpful assistant.";
-    let text;
-    if (turn % 2) {
-      ({ text } = await generateText({ model, system, prompt }));
-    } else {
-      const result = streamText({ model, system, prompt });
-      text = "";
-      for await (const delta of result.textStream) text += delta;
-    }
-    assert.ok(text.length > 0, `turn ${turn} has a reply`);
-    const body = lastRequest();
-    assert.equal(body.stream === true, turn % 2 === 0, `turn ${turn}: streamed only on even turns`);
-    assert.equal(body.messages[0].role, "system");
-    assert.match(body.messages[0].content, /^You are a helpful assistant\./);
-    assert.equal(body.messages.at(-1).content, prompt, "the new message is sent last, once");
-    assert.equal(body.messages.filter((m) => m.content === prompt).length, 1);
-    const { report } = await memory.buildContext({ system });
-    assert.ok(report.total <= report.limit, `turn ${turn}: ${report.total} of ${report.limit} tokens`);
-    await memory.idle();
-  }
-  const history = await memory.sessionHistory();
-  assert.equal(history.length, 40, "every user message and reply, once, across the restart");
-  assert.deepEqual(history.filter((m) => m.role === "user").map((m) => Number(/Turn (\d+)/.exec(m.content)[1])), Array.from({ length: 20 }, (_, i) => i + 1));
-  assert.ok(history.filter((m) => m.role === "assistant").every((m) => m.content.length > 0));
-  // The window did not hold 40 messages: the last requests carry a summary instead of the oldest turns.
-  const sent = lastRequest().messages;
-  assert.ok(sent.length < 40, `${sent.length} messages sent`);
-  assert.match(sent[0].content, /<summary>/);
+  const system = "You are a helpful assistant.";
+  await twentyTurns({
+    lastRequest,
+    start: async () => {
+      const memory = await open(store, "chat", SMALL_WINDOW);
+      return { memory, model: wrapped(memory) };
+    },
+    turn: async ({ model }, prompt, stream) => {
+      if (!stream) return (await generateText({ model, system, prompt })).text;
+      let text = "";
+      for await (const delta of streamText({ model, system, prompt }).textStream) text += delta;
+      assert.match(lastRequest().messages[0].content, /^You are a helpful assistant\./);
+      return text;
+    },
+  });
 });
 
 test("a tool call run by the SDK: call, result and answer are stored in order and sent back in the tool step", async () => {

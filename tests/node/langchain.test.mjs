@@ -13,6 +13,7 @@ import { ChatOpenAI } from "@langchain/openai";
 import { FakeListChatModel } from "@langchain/core/utils/testing";
 import * as am from "../../pkg/node.js";
 import { mapAdapter } from "./map-adapter.mjs";
+import { SMALL_WINDOW, twentyTurns } from "./twenty-turns.mjs";
 import { startLlmServer } from "../../scripts/llm-server.mjs";
 import { AgentMemoryChatHistory, AgentMemoryRetriever } from "../../pkg/integrations/langchain.js";
 
@@ -108,35 +109,20 @@ function memoryChain(memory) {
 
 test("ChatOpenAI: a 20-turn chat, streamed and not, across a restart; with window: true each request fits the memory's budget", async () => {
   const store = mapAdapter();
-  const options = { budget: { contextWindow: 1200, reservedForSystem: 100, reservedForTools: 0, reservedForResponse: 200 } };
-  let memory = await withLlm(store, "long", options);
-  let chain = memoryChain(memory);
   const config = { configurable: { sessionId: "long" } };
-  for (let turn = 1; turn <= 20; turn++) {
-    if (turn === 11) {
-      memory = await withLlm(store, "long", options);
-      chain = memoryChain(memory);
-    }
-    const input = `Turn ${turn}: I like topic number ${turn} and want to talk about it at some length today.`;
-    let reply = "";
-    if (turn % 2) {
-      reply = (await chain.invoke({ input }, config)).content;
-    } else {
+  await twentyTurns({
+    lastRequest,
+    start: async () => {
+      const memory = await withLlm(store, "long", SMALL_WINDOW);
+      return { memory, chain: memoryChain(memory) };
+    },
+    turn: async ({ chain }, input, stream) => {
+      if (!stream) return (await chain.invoke({ input }, config)).content;
+      let reply = "";
       for await (const chunk of await chain.stream({ input }, config)) reply += chunk.content;
-    }
-    assert.ok(reply.length > 0, `turn ${turn} has a reply`);
-    assert.equal(lastRequest().stream === true, turn % 2 === 0, `turn ${turn}: streamed only on even turns`);
-    assert.equal(lastRequest().messages.at(-1).content, input);
-    const { report } = await memory.buildContext({ query: input });
-    assert.ok(report.total <= report.limit);
-    await memory.idle();
-  }
-  const history = await memory.sessionHistory();
-  assert.equal(history.length, 40, "every turn stored once, across the restart, streamed replies included");
-  assert.ok(history.every((m) => m.content.length > 0));
-  const sent = lastRequest().messages;
-  assert.ok(sent.length < 40, `${sent.length} messages sent`);
-  assert.ok(sent.some((m) => m.role === "system" && /<summary>/.test(m.content)), "the summary stands in for the oldest turns");
+      return reply;
+    },
+  });
 });
 
 test("ChatOpenAI with a tool, streamed and not: the call and its result go through the history and back to the model", async () => {

@@ -10,6 +10,7 @@ import { Agent, OpenAIChatCompletionsModel, run, setTracingDisabled, tool } from
 import OpenAI from "openai";
 import * as am from "../../pkg/node.js";
 import { mapAdapter } from "./map-adapter.mjs";
+import { SMALL_WINDOW, twentyTurns } from "./twenty-turns.mjs";
 import { startLlmServer } from "../../scripts/llm-server.mjs";
 import { AgentMemorySession, memoryInputFilter } from "../../pkg/integrations/openai-agents.js";
 
@@ -80,7 +81,6 @@ test("memoryInputFilter puts what the memory knows for the turn's input into the
   assert.equal((await session.getItems()).length, 2, "the input and the reply, once");
   assert.throws(() => memoryInputFilter({}), (e) => e.code === "INVALID_INPUT");
 });
-const small = { budget: { contextWindow: 1200, reservedForSystem: 200, reservedForTools: 0, reservedForResponse: 200 } };
 const withLlm = (store, sessionId, extra = {}) => am.Memory.open({ namespace: "agents-llm", sessionId, store, llm: { endpoint: server.endpoint, model: "scripted" }, ...extra });
 const lastRequest = () => server.requests.at(-1).body;
 
@@ -97,30 +97,17 @@ async function turn(agent, input, session, stream) {
 
 test("a 20-turn chat, streamed and not, across a restart; with window: true each request fits the memory's budget", async () => {
   const store = mapAdapter();
-  let memory = await withLlm(store, "long", small);
-  let session = new AgentMemorySession(memory, { sessionId: "long", window: true });
-  let agent = new Agent({ name: "assistant", instructions: "Be brief.", model: model() });
-  for (let n = 1; n <= 20; n++) {
-    if (n === 11) {
-      memory = await withLlm(store, "long", small);
-      session = new AgentMemorySession(memory, { sessionId: "long", window: true });
-      agent = new Agent({ name: "assistant", instructions: "Be brief.", model: model() });
-    }
-    const input = `Turn ${n}: I like topic number ${n} and want to talk about it at some length today.`;
-    const text = await turn(agent, input, session, n % 2 === 0);
-    assert.ok(text.length > 0, `turn ${n} has a reply`);
-    assert.equal(lastRequest().stream === true, n % 2 === 0, `turn ${n}: streamed only on even turns`);
-    assert.equal(lastRequest().messages.at(-1).content, input);
-    await memory.idle();
-  }
-  const items = await new AgentMemorySession(memory).getItems();
-  assert.equal(items.length, 40, "every input and reply stored once, across the restart");
-  assert.deepEqual(items.filter((i) => i.role === "user").map((i) => Number(/Turn (\d+)/.exec(i.content)[1])), Array.from({ length: 20 }, (_, i) => i + 1));
-  const sent = lastRequest().messages;
-  assert.ok(sent.length < 40, `${sent.length} messages sent`);
-  assert.match(sent[0].content, /^Be brief\.[\s\S]*<summary>/, "the summary of what no longer fits comes with the instructions");
-  const { report } = await memory.buildContext({ system: "Be brief." });
-  assert.ok(report.total <= report.limit);
+  const memory = await twentyTurns({
+    lastRequest,
+    start: async () => {
+      const memory = await withLlm(store, "long", SMALL_WINDOW);
+      const agent = new Agent({ name: "assistant", instructions: "Be brief.", model: model() });
+      return { memory, agent, session: new AgentMemorySession(memory, { sessionId: "long", window: true }) };
+    },
+    turn: ({ agent, session }, input, stream) => turn(agent, input, session, stream),
+  });
+  assert.match(lastRequest().messages[0].content, /^Be brief\.[\s\S]*<summary>/, "the summary of what no longer fits comes with the instructions");
+  assert.equal((await new AgentMemorySession(memory).getItems()).length, 40);
 });
 
 test("a tool call, streamed and not: call, result and answer are items of the session and reach the model", async () => {
