@@ -62,6 +62,7 @@ const { api } = await instantiate((path) => WebAssembly.compile(readFileSync(joi
     deleteMany: (keys) => { for (const k of keys) kv.delete(k); },
     listPrefix: (prefix) => [...kv].filter(([k]) => k.startsWith(prefix)),
   },
+  "agent-memory:core/locks": { acquire: () => {}, release: () => {} },
   "agent-memory:core/llm": { complete: () => { throw { message: "no model", retryable: false }; } },
   "agent-memory:core/embedder": { embed: () => { throw "no embedder"; } },
   "wasi:cli/environment": cli.environment, "wasi:cli/exit": cli.exit, "wasi:cli/stderr": cli.stderr,

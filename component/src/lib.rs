@@ -12,7 +12,6 @@ use std::rc::Rc;
 
 use engine::entry::EntryInput;
 use engine::memory::{Memory, MemoryOptions, Ports};
-use engine::ports::lock::LocalLocks;
 use engine::retrieval::SearchOptions;
 use engine::working::session::ContextRequest;
 use engine::{BpeTokenizer, Estimate, Scope, Tokenizer};
@@ -22,7 +21,7 @@ use exports::agent_memory::core::api::{
     self, BuiltContext, ContextReport, EndSessionReport, Error, Hit, ImportReport, MemoryInput, MessageInput,
     OpenOptions, SessionUsage,
 };
-use ports::{run, HostClock, HostEmbedder, HostLlm, HostStore, PoolSpawn};
+use ports::{run, HostClock, HostEmbedder, HostLlm, HostLocks, HostStore, PoolSpawn};
 
 wit_bindgen::generate!({ path: "../wit", world: "agent-memory" });
 
@@ -242,7 +241,7 @@ impl api::GuestMemory for MemoryResource {
 }
 
 thread_local! {
-    /// One set of locks for every memory of this instance: instances on one
-    /// namespace take the namespace lock in turn, as tabs do with Web Locks.
-    static LOCKS: Rc<LocalLocks> = Rc::new(LocalLocks::default());
+    /// One set of locks for every memory of this instance, behind the host's
+    /// (held across instances), as tabs take Web Locks.
+    static LOCKS: Rc<HostLocks> = Rc::new(HostLocks::default());
 }

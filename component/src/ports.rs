@@ -1,19 +1,22 @@
 //! The core's ports on the world's imports. A WASI 0.2 call is synchronous:
 //! each exported call runs its future, and the background work it started,
-//! on one local executor before it returns; the host's store, model and
-//! embedder answer at once, so their futures are ready when made.
+//! on one local executor before it returns; the host's store, locks, model
+//! and embedder answer at once, so their futures are ready when made.
 
 use std::cell::RefCell;
 use std::future::{ready, Future};
 
 use engine::budget::Usage;
 use engine::error::{Error, ErrorCode, Result};
-use engine::ports::{Clock, Embedder, Llm, LlmFailure, LlmRequest, LlmResponse, LocalBoxFuture, Spawn};
+use engine::ports::lock::LocalLocks;
+use engine::ports::{
+    Clock, Embedder, Llm, LlmFailure, LlmRequest, LlmResponse, LocalBoxFuture, Lock, LockGuard, Spawn,
+};
 use engine::store::Store;
 use futures::executor::{LocalPool, LocalSpawner};
 use futures::task::LocalSpawnExt;
 
-use crate::agent_memory::core::{embedder, llm, store};
+use crate::agent_memory::core::{embedder, llm, locks, store};
 
 struct Executor {
     pool: RefCell<LocalPool>,
@@ -75,6 +78,36 @@ impl Clock for HostClock {
             std::thread::sleep(deadline.saturating_duration_since(std::time::Instant::now()));
             std::task::Poll::Ready(())
         }))
+    }
+}
+
+/// The host's named locks behind this instance's own: the instance's
+/// futures queue for the lock locally first, so only the one about to hold
+/// it calls the host, whose `acquire` may block this thread only on other
+/// instances.
+#[derive(Default)]
+pub struct HostLocks {
+    local: LocalLocks,
+}
+
+/// Releases the host's lock when the core drops its guard.
+struct HostRelease(String);
+
+impl Drop for HostRelease {
+    fn drop(&mut self) {
+        locks::release(&self.0);
+    }
+}
+
+impl Lock for HostLocks {
+    fn acquire<'a>(&'a self, name: &'a str) -> LocalBoxFuture<'a, Result<LockGuard>> {
+        Box::pin(async move {
+            let local = self.local.acquire(name).await?;
+            locks::acquire(name)
+                .map_err(|m| Error::storage(format!("the host's lock {name} failed: {m}")))?;
+            // Dropped in order: the host's lock first, then this instance's.
+            Ok(LockGuard::new((HostRelease(name.to_string()), local)))
+        })
     }
 }
 

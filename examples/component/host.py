@@ -13,6 +13,9 @@ with linker.root() as root:
         s.add_func("put-many", lambda _, items: kv.update(dict(items)))
         s.add_func("delete-many", lambda _, keys: [kv.pop(k, None) for k in keys] and None)
         s.add_func("list-prefix", lambda _, p: [(k, v) for k, v in kv.items() if k.startswith(p)])
+    with root.add_instance("agent-memory:core/locks@0.1.0") as l:  # one instance on this store: grant at once
+        l.add_func("acquire", lambda _, name: None)
+        l.add_func("release", lambda _, name: None)
     with root.add_instance("agent-memory:core/llm@0.1.0") as m:
         m.add_func("complete", lambda _, req: Variant("err", rec(message="no model", retryable=False, retry_after_ms=None)))
     with root.add_instance("agent-memory:core/embedder@0.1.0") as e:

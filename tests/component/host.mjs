@@ -17,6 +17,8 @@ const { instantiate } = await import(join(dir, "agent-memory.js"));
 // The host's store: one Map for every namespace, kept across restarts.
 const kv = new Map();
 let modelCalls = 0;
+const held = new Set();
+const lockCounts = { acquired: 0, released: 0 };
 // Keyed by interface name without version, as jco's output reads them.
 const imports = {
   "agent-memory:core/store": {
@@ -24,6 +26,18 @@ const imports = {
     putMany: (items) => { for (const [k, v] of items) kv.set(k, v); },
     deleteMany: (keys) => { for (const k of keys) kv.delete(k); },
     listPrefix: (prefix) => [...kv].filter(([k]) => k.startsWith(prefix)),
+  },
+  // One instance at a time here: a name asked for while held would be a second holder (a bug).
+  "agent-memory:core/locks": {
+    acquire: (name) => {
+      if (held.has(name)) throw `${name} is already held`;
+      held.add(name);
+      lockCounts.acquired++;
+    },
+    release: (name) => {
+      held.delete(name);
+      lockCounts.released++;
+    },
   },
   "agent-memory:core/llm": {
     complete: ({ messages }) => {
@@ -114,5 +128,6 @@ console.log(JSON.stringify({
   hits: hits.map((h) => h.text),
   badNamespace,
   keys: kv.size,
+  locks: { ...lockCounts, heldAtEnd: held.size },
   typedErrors: typed,
 }));

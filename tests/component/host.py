@@ -53,6 +53,23 @@ def store_list_prefix(_, prefix):
     return [(k, v) for k, v in kv.items() if k.startswith(prefix)]
 
 
+# The host's locks: one instance at a time here, so a name asked for while
+# held would be a second holder (a bug); acquires and releases are counted.
+held, lock_counts = set(), {"acquired": 0, "released": 0}
+
+
+def lock_acquire(_, name):
+    if name in held:
+        return f"{name} is already held"
+    held.add(name)
+    lock_counts["acquired"] += 1
+
+
+def lock_release(_, name):
+    held.discard(name)
+    lock_counts["released"] += 1
+
+
 model_calls = []
 
 
@@ -86,6 +103,9 @@ with linker.root() as root:
         i.add_func("put-many", store_put_many)
         i.add_func("delete-many", store_delete_many)
         i.add_func("list-prefix", store_list_prefix)
+    with root.add_instance("agent-memory:core/locks@0.1.0") as i:
+        i.add_func("acquire", lock_acquire)
+        i.add_func("release", lock_release)
     with root.add_instance("agent-memory:core/llm@0.1.0") as i:
         i.add_func("complete", llm_complete)
     with root.add_instance("agent-memory:core/embedder@0.1.0") as i:
@@ -168,4 +188,5 @@ print(json.dumps({
     "hits": [h.text for h in hits],
     "badNamespace": bad,
     "keys": len(kv),
+    "locks": {**lock_counts, "heldAtEnd": len(held)},
 }))

@@ -4,7 +4,8 @@
 // OpenAI-compatible server, and Node through `jco transpile`, with the
 // scripted model in process. A chat of 30 turns is compressed, the session
 // end extracts a fact with the model, and a new instance of the component on
-// the same store recalls it. Built by the test command
+// the same store recalls it; every lock the core took from the host was
+// released. Built by the test command
 // (`cargo build -p agent-memory-component --target wasm32-wasip2 --release`).
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -43,6 +44,9 @@ function checkScenario(out) {
   assert.equal(out.last, scenario.question);
   assert.equal(out.hits[0], "User lives in Lisbon");
   assert.match(out.badNamespace, /^invalid-input: namespace/, "bad input is a typed error of the world, not a trap");
+  assert.ok(out.locks.acquired > 0, "writes took the host's namespace lock");
+  assert.equal(out.locks.released, out.locks.acquired, "and released each");
+  assert.equal(out.locks.heldAtEnd, 0);
 }
 
 const outputs = {};
