@@ -15,7 +15,7 @@ import { mkdtempSync, readFileSync, readdirSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
-import { cli, clocks, io, random } from "@bytecodealliance/preview2-shim";
+import { mapStore, wasiImports } from "../tests/component/imports.mjs";
 import { Memory } from "../pkg/node.js";
 import { mapAdapter } from "../tests/node/map-adapter.mjs";
 import { root } from "../scripts/example.mjs";
@@ -56,22 +56,11 @@ const exported = JSON.stringify(await js.exportMemories());
 const kv = new Map();
 const { instantiate } = await import(join(out, "agent-memory.js"));
 const { api } = await instantiate((path) => WebAssembly.compile(readFileSync(join(out, path))), {
-  "agent-memory:core/store": {
-    get: (key) => kv.get(key),
-    putMany: (items) => { for (const [k, v] of items) kv.set(k, v); },
-    deleteMany: (keys) => { for (const k of keys) kv.delete(k); },
-    listPrefix: (prefix) => [...kv].filter(([k]) => k.startsWith(prefix)),
-  },
+  "agent-memory:core/store": mapStore(kv),
   "agent-memory:core/locks": { acquire: () => {}, release: () => {} },
   "agent-memory:core/llm": { complete: () => { throw { message: "no model", retryable: false }; } },
   "agent-memory:core/embedder": { embed: () => { throw "no embedder"; } },
-  "wasi:cli/environment": cli.environment, "wasi:cli/exit": cli.exit, "wasi:cli/stderr": cli.stderr,
-  "wasi:cli/stdin": cli.stdin, "wasi:cli/stdout": cli.stdout, "wasi:cli/terminal-input": cli.terminalInput,
-  "wasi:cli/terminal-output": cli.terminalOutput, "wasi:cli/terminal-stderr": cli.terminalStderr,
-  "wasi:cli/terminal-stdin": cli.terminalStdin, "wasi:cli/terminal-stdout": cli.terminalStdout,
-  "wasi:clocks/monotonic-clock": clocks.monotonicClock, "wasi:clocks/wall-clock": clocks.wallClock,
-  "wasi:io/error": io.error, "wasi:io/poll": io.poll, "wasi:io/streams": io.streams,
-  "wasi:random/insecure-seed": random.insecureSeed, "wasi:random/random": random.random,
+  ...wasiImports,
 });
 const wc = api.Memory.open({ namespace: "bench", sessionId: "s", useLlm: false });
 wc.importMemories(exported);

@@ -7,7 +7,7 @@
 //   node host.mjs <folder of the transpiled component> <o200k pack>
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { cli, clocks, io, random } from "@bytecodealliance/preview2-shim";
+import { mapStore, wasiImports } from "./imports.mjs";
 import { promptTokens, scriptedModel } from "../../scripts/llm-server.mjs";
 
 const [dir, pack] = process.argv.slice(2);
@@ -21,12 +21,7 @@ const held = new Set();
 const lockCounts = { acquired: 0, released: 0 };
 // Keyed by interface name without version, as jco's output reads them.
 const imports = {
-  "agent-memory:core/store": {
-    get: (key) => kv.get(key),
-    putMany: (items) => { for (const [k, v] of items) kv.set(k, v); },
-    deleteMany: (keys) => { for (const k of keys) kv.delete(k); },
-    listPrefix: (prefix) => [...kv].filter(([k]) => k.startsWith(prefix)),
-  },
+  "agent-memory:core/store": mapStore(kv),
   // One instance at a time here: a name asked for while held would be a second holder (a bug).
   "agent-memory:core/locks": {
     acquire: (name) => {
@@ -49,23 +44,7 @@ const imports = {
   "agent-memory:core/embedder": {
     embed: () => { throw "no embedder in this host"; },
   },
-  "wasi:cli/environment": cli.environment,
-  "wasi:cli/exit": cli.exit,
-  "wasi:cli/stderr": cli.stderr,
-  "wasi:cli/stdin": cli.stdin,
-  "wasi:cli/stdout": cli.stdout,
-  "wasi:cli/terminal-input": cli.terminalInput,
-  "wasi:cli/terminal-output": cli.terminalOutput,
-  "wasi:cli/terminal-stderr": cli.terminalStderr,
-  "wasi:cli/terminal-stdin": cli.terminalStdin,
-  "wasi:cli/terminal-stdout": cli.terminalStdout,
-  "wasi:clocks/monotonic-clock": clocks.monotonicClock,
-  "wasi:clocks/wall-clock": clocks.wallClock,
-  "wasi:io/error": io.error,
-  "wasi:io/poll": io.poll,
-  "wasi:io/streams": io.streams,
-  "wasi:random/insecure-seed": random.insecureSeed,
-  "wasi:random/random": random.random,
+  ...wasiImports,
 };
 
 /** One instance of the component: a process of the host, restarted by making another. */
