@@ -6,6 +6,7 @@
 // its metadata, so converting back gives exactly what was stored. The SDK is
 // an optional peer dependency: this entry point imports nothing from it.
 import { error } from "../guard.js";
+import { sentEntries } from "./sent.js";
 
 const MESSAGE = "aiSdk.message";
 const UI = "aiSdk.uiMessage";
@@ -232,18 +233,14 @@ export function memoryMiddleware(memory, { system } = {}) {
       const pinned = [system, ...prompt.filter((m) => m.role === "system").map((m) => m.content)].filter(Boolean).join("\n\n");
       const lastAssistant = prompt.findLastIndex((m) => m.role === "assistant");
       await record(memory, fromModelMessages(prompt.slice(lastAssistant + 1).filter((m) => m.role !== "system")));
-      const live = memory.messages();
-      const recall = live.findLast((m) => m.role === "user")?.content ?? "";
-      const { messages, report } = await memory.buildContext({
+      const recall = memory.messages().findLast((m) => m.role === "user")?.content ?? "";
+      const { system: text, entries } = await sentEntries(memory, {
         ...(pinned ? { system: pinned } : {}),
         ...(recall ? { recall } : {}),
         ...(params.tools?.length ? { tools: params.tools } : {}),
       });
-      const byId = new Map(live.map((m) => [m.id, m]));
-      const sent = report.sentIds.map((id) => byId.get(id));
-      const history = sent.map((_, i) => promptMessage(modelMessageOf(sent, i)));
-      const head = messages.length > report.sentIds.length ? [{ role: "system", content: messages[0].content }] : [];
-      return { ...params, prompt: [...head, ...history] };
+      const history = entries.map((_, i) => promptMessage(modelMessageOf(entries, i)));
+      return { ...params, prompt: [...(text ? [{ role: "system", content: text }] : []), ...history] };
     },
     async wrapGenerate({ doGenerate }) {
       const result = await doGenerate();

@@ -4,6 +4,7 @@
 // ids. @langchain/core is an optional peer dependency: only this entry
 // point imports it.
 import { error } from "../guard.js";
+import { sentEntries } from "./sent.js";
 import { BaseListChatMessageHistory } from "@langchain/core/chat_history";
 import { BaseRetriever } from "@langchain/core/retrievers";
 import { Document } from "@langchain/core/documents";
@@ -66,10 +67,8 @@ export class AgentMemoryChatHistory extends BaseListChatMessageHistory {
 
   async getMessages() {
     if (!this.window) return (await this.memory.sessionHistory()).map(toLangChain);
-    const { messages, report } = await this.memory.buildContext();
-    const byId = new Map(this.memory.messages().map((m) => [m.id, m]));
-    const head = messages.length > report.sentIds.length ? [new SystemMessage(messages[0].content)] : [];
-    return [...head, ...report.sentIds.map((id) => toLangChain(byId.get(id)))];
+    const { system, entries } = await sentEntries(this.memory);
+    return [...(system ? [new SystemMessage(system)] : []), ...entries.map(toLangChain)];
   }
 
   async addMessage(message) {

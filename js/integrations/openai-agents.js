@@ -6,6 +6,7 @@
 // model input filter adds what the memory knows to the instructions.
 
 import { error } from "../guard.js";
+import { sentEntries } from "./sent.js";
 
 const ITEM = "openaiAgents.item";
 
@@ -78,9 +79,7 @@ export class AgentMemorySession {
   /** The session's messages, or with `window` those the memory would send. */
   async entries() {
     if (!this.window) return this.memory.sessionHistory();
-    const { report } = await this.memory.buildContext();
-    const byId = new Map(this.memory.messages().map((m) => [m.id, m]));
-    return report.sentIds.map((id) => byId.get(id));
+    return (await sentEntries(this.memory)).entries;
   }
 
   async addItems(items) {
