@@ -70,7 +70,9 @@ const built = memory.buildContext({ system: "Be brief." });
 const ended = memory.endSession();
 const history = memory.sessionHistory();
 
-// A restart: a new instance of the component on the same store.
+// A record damaged while no instance ran; then a restart: a new instance of
+// the component on the same store.
+kv.set(`${scenario.namespace}/lt/entry/damaged`, "{not json");
 const second = await start();
 const { memory: memory2, tokenizer } = openMemory(second, "tuesday");
 const asked = memory2.buildContext({ query: scenario.question, system: "Be brief." });
@@ -107,6 +109,7 @@ console.log(JSON.stringify({
   hits: hits.map((h) => h.text),
   badNamespace,
   keys: kv.size,
+  damaged: JSON.parse(memory2.stats()).damaged.map((d) => d.key),
   locks: { ...lockCounts, heldAtEnd: held.size },
   typedErrors: typed,
 }));

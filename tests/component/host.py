@@ -162,7 +162,9 @@ built = first.call("[method]memory.build-context", memory, record(query=None, re
 ended = first.call("[method]memory.end-session", memory)
 history = first.call("[method]memory.session-history", memory)
 
-# A restart: a new instance of the component on the same store.
+# A record damaged while no instance ran; then a restart: a new instance of
+# the component on the same store.
+kv[scenario["namespace"] + "/lt/entry/damaged"] = "{not json"
 second = Instance()
 memory2, tokenizer2 = open_memory(second, "tuesday")
 asked = second.call("[method]memory.build-context", memory2, record(query=scenario["question"], recall=None, system="Be brief.", tools_json=None))
@@ -188,5 +190,6 @@ print(json.dumps({
     "hits": [h.text for h in hits],
     "badNamespace": bad,
     "keys": len(kv),
+    "damaged": [d["key"] for d in json.loads(second.call("[method]memory.stats", memory2))["damaged"]],
     "locks": {**lock_counts, "heldAtEnd": len(held)},
 }))

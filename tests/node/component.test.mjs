@@ -3,8 +3,8 @@
 // through its Python package, with the model behind the local
 // OpenAI-compatible server, and Node through `jco transpile`, with the
 // scripted model in process. A chat of 30 turns is compressed, the session
-// end extracts a fact with the model, and a new instance of the component on
-// the same store recalls it; every lock the core took from the host was
+// end extracts a fact with the model, a record is damaged, and a new
+// instance of the component on the same store skips it and recalls the fact; every lock the core took from the host was
 // released. Built by the test command
 // (`cargo build -p agent-memory-component --target wasm32-wasip2 --release`).
 import { test, before, after } from "node:test";
@@ -44,6 +44,7 @@ function checkScenario(out) {
   assert.equal(out.last, scenario.question);
   assert.equal(out.hits[0], "User lives in Lisbon");
   assert.match(out.badNamespace, /^invalid-input: namespace/, "bad input is a typed error of the world, not a trap");
+  assert.deepEqual(out.damaged, ["lt/entry/damaged"], "a damaged record is skipped and reported; the restart still recalls");
   assert.ok(out.locks.acquired > 0, "writes took the host's namespace lock");
   assert.equal(out.locks.released, out.locks.acquired, "and released each");
   assert.equal(out.locks.heldAtEnd, 0);
