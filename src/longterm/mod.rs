@@ -13,7 +13,7 @@
 pub mod dedup;
 pub mod records;
 
-pub use records::{new_memory, ExportDocument, ImportReport, RecordStats, Records, Remembered};
+pub use records::{new_memory, Changes, ExportDocument, ImportReport, RecordStats, Records, Remembered};
 
 use std::collections::BTreeSet;
 use std::rc::Rc;
@@ -225,31 +225,39 @@ impl LongTermMemory {
 
     /// Brings the index in line with the store after a change: drops what
     /// is no longer valid, re-adds what was rewritten under the same id (an
-    /// import, here or in another tab), adds what is missing. One new memory
-    /// costs one analysis, and a reload after another tab's write costs a
-    /// comparison per memory, never a rebuild of the past conversations.
+    /// import, here or in another tab), adds what is missing. Only the
+    /// memories the records report changed are looked at, so one new memory
+    /// costs one analysis; after a reload (another tab wrote) every memory
+    /// is compared, never the past conversations rebuilt.
     /// Their stored vectors go with the documents that leave the index.
     async fn sync(&mut self) -> Result<()> {
-        let records = &self.records;
-        let stale: Vec<String> = self
-            .index
-            .ids()
-            .filter(|id| !self.episodes.contains_key(*id))
-            .filter(|id| {
-                records.get(id).is_none_or(|e| !e.is_valid() || self.index.text_of(id) != Some(&e.content))
-            })
-            .map(str::to_string)
-            .collect();
+        let changed: Vec<String> = match self.records.take_changes() {
+            Changes::All => {
+                let mut ids: Vec<String> = self.index.ids().map(str::to_string).collect();
+                let unindexed = self.records.valid_unordered().filter(|e| !self.index.contains(&e.id));
+                ids.extend(unindexed.map(|e| e.id.clone()));
+                ids
+            }
+            Changes::Ids(ids) => ids,
+        };
+        let (records, index) = (&self.records, &self.index);
+        let is_stale = |id: &str| {
+            index.contains(id)
+                && !self.episodes.contains_key(id)
+                && records.get(id).is_none_or(|e| !e.is_valid() || index.text_of(id) != Some(&e.content))
+        };
+        let stale: Vec<String> = changed.iter().filter(|id| is_stale(id)).cloned().collect();
         for id in &stale {
             self.index.remove(id);
         }
         if !stale.is_empty() {
             self.store.delete_many(stale.iter().map(|id| vectors::key(id)).collect()).await?;
         }
-        let missing: Vec<IndexDoc> =
-            self.records.valid_unordered().filter(|e| !self.index.contains(&e.id)).map(index_doc).collect();
-        for doc in missing {
-            self.index.add(doc)?;
+        for id in &changed {
+            let Some(e) = self.records.get(id).filter(|e| e.is_valid()) else { continue };
+            if !self.index.contains(id) {
+                self.index.add(index_doc(e))?;
+            }
         }
         Ok(())
     }
@@ -793,6 +801,99 @@ mod tests {
             ("作为软件工程师，我该学什么？", "上海"),
         ] {
             assert!(block(q).contains(expect), "{q}");
+        }
+    }
+
+    /// The index holds exactly the valid memories, each with its text.
+    fn index_matches_records(r: &LongTermMemory) -> std::result::Result<(), String> {
+        let mut indexed: Vec<(String, String)> = r
+            .index
+            .ids()
+            .map(|id| (id.to_string(), r.index.text_of(id).unwrap_or_default().to_string()))
+            .collect();
+        let mut valid: Vec<(String, String)> =
+            r.records.valid_unordered().map(|e| (e.id.clone(), e.content.clone())).collect();
+        indexed.sort();
+        valid.sort();
+        if indexed == valid {
+            Ok(())
+        } else {
+            Err(format!("index {indexed:?}\nrecords {valid:?}"))
+        }
+    }
+
+    #[test]
+    fn the_index_follows_every_change_of_the_records_here_and_in_another_instance() {
+        // The index catches up on the memories each change names rather
+        // than comparing every memory: a seeded run of every kind of change,
+        // from two instances on one store, checked after each step against
+        // the records themselves.
+        let store: Rc<dyn Store> = Rc::new(MemoryStore::new());
+        let clock = Rc::new(ManualClock::new(1_700_000_000_000));
+        let open = || {
+            block_on(LongTermMemory::open(store.clone(), clock.clone(), LongTermOptions::default())).unwrap()
+        };
+        let mut instances = [open(), open()];
+        let facts = [
+            "Lives in Lisbon",
+            "Lives in Lisbon with two cats",
+            "Has two cats",
+            "Has three cats",
+            "Prefers Rust for systems code",
+            "Does not prefer Rust for systems code",
+            "Works as a nurse",
+            "Plays chess on Sundays",
+        ];
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = |n: usize| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % n as u64) as usize
+        };
+        for step in 0..400 {
+            clock.advance(1000);
+            let who = next(2);
+            let r = &mut instances[who];
+            let ids: Vec<String> = r.records.valid_unordered().map(|e| e.id.clone()).collect();
+            let any_id = |k: usize| ids.get(k % ids.len().max(1)).cloned();
+            let op = next(9);
+            let fact = || new_memory(facts[step % facts.len()], Scope::User, clock.now_ms());
+            match op {
+                0..=2 => drop(block_on(r.remember(fact()))),
+                3 => {
+                    drop(block_on(r.remember_many(vec![fact(), new_memory(facts[next(8)], Scope::User, 1)])))
+                }
+                4 => {
+                    if let Some(id) = any_id(next(100)) {
+                        drop(block_on(r.supersede(fact(), &[id])));
+                    }
+                }
+                5 => {
+                    let superseded: Vec<String> =
+                        r.export().entries.into_iter().filter(|e| !e.is_valid()).map(|e| e.id).collect();
+                    if let Some(id) = superseded.first() {
+                        drop(block_on(r.undo(id)));
+                    }
+                }
+                6 => {
+                    if let Some(id) = any_id(next(100)) {
+                        drop(block_on(r.forget(&id)));
+                    }
+                }
+                7 => {
+                    let mut doc = r.export();
+                    if let Some(e) = doc.entries.first_mut() {
+                        e.content = format!("{} (edited {step})", e.content);
+                    }
+                    drop(block_on(r.import(doc)));
+                }
+                _ if step % 50 == 0 => block_on(r.purge()).unwrap(),
+                _ => block_on(r.refresh()).unwrap(),
+            }
+            if let Err(why) = index_matches_records(r) {
+                panic!("step {step}, instance {who}, op {op}:\n{why}");
+            }
         }
     }
 

@@ -55,6 +55,19 @@ struct Plan {
     outcomes: Vec<Option<Remembered>>,
     new_entries: Vec<MemoryEntry>,
     supersessions: Vec<(usize, MemoryEntry, Vec<String>, Option<Change>)>,
+    /// The fingerprints of `new_entries`, made while planning: kept once
+    /// they are written, so the next write does not make them again.
+    fingerprints: Vec<(String, Fingerprint)>,
+}
+
+/// Which memories changed since the search index last caught up
+/// ([`Records::take_changes`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Changes {
+    /// Any may have: the view was reloaded or purged.
+    All,
+    /// These ids, in the order they changed (each once).
+    Ids(Vec<String>),
 }
 
 fn entry_key(id: &str) -> String {
@@ -145,6 +158,9 @@ pub struct Records {
     generation_text: Option<String>,
     storage_bytes: u64,
     damage: Rc<DamageLog>,
+    /// What changed since the index last caught up: a write then costs the
+    /// index its own memories, not a comparison with every one.
+    changes: Changes,
 }
 
 impl Records {
@@ -172,6 +188,7 @@ impl Records {
             generation_text: None,
             storage_bytes: 0,
             damage,
+            changes: Changes::All,
         };
         lt.reload().await?;
         let now = lt.clock.now_ms();
@@ -192,6 +209,7 @@ impl Records {
         self.entries.clear();
         self.fingerprints.clear();
         self.storage_bytes = 0;
+        self.changes = Changes::All;
         // The generation first: a write that lands between it and the lists
         // makes the next check reload again, never miss.
         (self.generation, self.generation_text) = self.read_generation().await?;
@@ -230,6 +248,25 @@ impl Records {
             }),
         };
         Ok((generation, text))
+    }
+
+    /// Notes that the memory `id` changed, for [`Records::take_changes`].
+    fn changed(&mut self, id: &str) {
+        if let Changes::Ids(ids) = &mut self.changes {
+            ids.push(id.to_string());
+        }
+    }
+
+    /// What changed since the last call (each id once), and starts over.
+    pub fn take_changes(&mut self) -> Changes {
+        match std::mem::replace(&mut self.changes, Changes::Ids(Vec::new())) {
+            Changes::All => Changes::All,
+            Changes::Ids(mut ids) => {
+                let mut seen = rustc_hash::FxHashSet::default();
+                ids.retain(|id| seen.insert(id.clone()));
+                Changes::Ids(ids)
+            }
+        }
     }
 
     /// Holds `generation`, just written.
@@ -286,9 +323,14 @@ impl Records {
             self.damage.repaired(key);
         }
         for ((_, json), e) in items.iter().zip(entries) {
-            let old = self.entries.get(&e.id).map_or(0, |o| to_json(o).map_or(0, |j| j.len() as u64));
+            let old = self.entries.get(&e.id);
+            // A fingerprint depends on the text alone: an expiry keeps it.
+            if old.is_some_and(|o| o.content != e.content) {
+                self.fingerprints.remove(&e.id);
+            }
+            let old = old.map_or(0, |o| to_json(o).map_or(0, |j| j.len() as u64));
             self.storage_bytes = self.storage_bytes + json.len() as u64 - old.min(self.storage_bytes);
-            self.fingerprints.remove(&e.id);
+            self.changed(&e.id);
             self.entries.insert(e.id.clone(), e);
         }
         Ok(true)
@@ -312,7 +354,8 @@ impl Records {
         }
         let existing: Vec<(&MemoryEntry, &Fingerprint)> =
             valid.into_iter().map(|e| (e, &self.fingerprints[&e.id])).collect();
-        let mut batch: Vec<(Fingerprint, &MemoryEntry)> = Vec::new();
+        // With whether it is stored as new.
+        let mut batch: Vec<(Fingerprint, &MemoryEntry, bool)> = Vec::new();
         'entries: for entry in entries {
             let fp = Fingerprint::new(&entry.content);
             let mut replaced = Vec::new();
@@ -332,23 +375,26 @@ impl Records {
                     Relation::Unrelated => {}
                 }
             }
-            for (other_fp, other) in batch.iter().rev().filter(|(_, o)| o.scope == entry.scope) {
+            for (other_fp, other, _) in batch.iter().rev().filter(|(_, o, _)| o.scope == entry.scope) {
                 if let Relation::Duplicate(similarity) = relation_of(&fp, other_fp, dedup) {
                     let existing = (*other).clone();
                     outcomes.push(Some(Remembered::Duplicate { existing, similarity }));
                     continue 'entries;
                 }
             }
-            if replaced.is_empty() {
+            let new = replaced.is_empty();
+            if new {
                 new_entries.push(entry.clone());
                 outcomes.push(Some(Remembered::Stored { entry: entry.clone() }));
             } else {
                 supersessions.push((outcomes.len(), entry.clone(), replaced, change));
                 outcomes.push(None);
             }
-            batch.push((fp, entry));
+            batch.push((fp, entry, new));
         }
-        Plan { outcomes, new_entries, supersessions }
+        let fingerprints =
+            batch.into_iter().filter(|(_, _, new)| *new).map(|(fp, e, _)| (e.id.clone(), fp)).collect();
+        Plan { outcomes, new_entries, supersessions, fingerprints }
     }
 
     fn check_scope(entry: &MemoryEntry) -> Result<()> {
@@ -423,7 +469,8 @@ impl Records {
             }
             plan = self.plan(&entries, dedup);
         }
-        let Plan { mut outcomes, supersessions, .. } = plan;
+        let Plan { mut outcomes, supersessions, fingerprints, .. } = plan;
+        self.fingerprints.extend(fingerprints);
         for (at, mut entry, replaced, change) in supersessions {
             if let Some(c) = change {
                 // Kept on the memory, so a reviewer (or the judge) sees why.
@@ -615,6 +662,7 @@ impl Records {
         self.processed.clear();
         self.set_generation(generation);
         self.storage_bytes = 0;
+        self.changes = Changes::All;
         Ok(())
     }
 
@@ -630,6 +678,8 @@ impl Records {
             self.damage.repaired(&entry_key(id));
         }
         for id in ids {
+            self.changed(&id);
+            self.fingerprints.remove(&id);
             if let Some(e) = self.entries.remove(&id) {
                 self.storage_bytes -= to_json(&e).map_or(0, |j| j.len() as u64).min(self.storage_bytes);
             }

@@ -31,6 +31,7 @@ pub fn count_piece(vocab: &Vocabulary, piece: &[u8]) -> usize {
     }
 }
 
+#[inline(always)]
 fn rank_of(vocab: &Vocabulary, bytes: &[u8]) -> u32 {
     vocab.rank(bytes).unwrap_or(u32::MAX)
 }

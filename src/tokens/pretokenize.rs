@@ -99,18 +99,20 @@ fn class_runs() -> &'static [u32] {
 }
 
 /// `[^\r\n\p{L}\p{N}]`: may stand before a word.
+#[inline(always)]
 fn is_prefix(cls: u8) -> bool {
     cls & (NEWLINE | LETTER | NUMBER) == 0
 }
 
 /// `[^\s\p{L}\p{N}]`: punctuation and symbols (marks count here too).
+#[inline(always)]
 fn is_punct(cls: u8) -> bool {
     cls & (SPACE | LETTER | NUMBER) == 0
 }
 
 /// A cursor over the text: the class and width of the character at a byte
 /// offset, or `None` at the end.
-#[inline]
+#[inline(always)]
 fn at(text: &str, i: usize) -> Option<(u8, usize)> {
     let b = *text.as_bytes().get(i)?;
     if b < 128 {
@@ -121,7 +123,7 @@ fn at(text: &str, i: usize) -> Option<(u8, usize)> {
 }
 
 /// Extends from `i` while characters are in `set`; returns the end offset.
-#[inline]
+#[inline(always)]
 fn run(text: &str, mut i: usize, set: u8) -> usize {
     while let Some((cls, w)) = at(text, i) {
         if cls & set == 0 {

@@ -21,7 +21,7 @@ pub struct Vocabulary {
     pairs: Vec<u32>,
 }
 
-#[inline]
+#[inline(always)]
 fn hash(bytes: &[u8]) -> u64 {
     // FxHash-style mixing over 8-byte words; tokens are short, so this is a
     // handful of multiplies per lookup.
@@ -41,7 +41,7 @@ fn hash(bytes: &[u8]) -> u64 {
     h ^ (h >> 29)
 }
 
-#[inline]
+#[inline(always)]
 fn slot_value(h: u64, rank: u32) -> u64 {
     (h & 0xFFFF_FFFF_0000_0000) | (rank as u64 + 1)
 }
@@ -103,7 +103,7 @@ impl Vocabulary {
     }
 
     /// The rank of `bytes`, if they are a token.
-    #[inline]
+    #[inline(always)]
     pub fn rank(&self, bytes: &[u8]) -> Option<u32> {
         let h = hash(bytes);
         let tag = h & 0xFFFF_FFFF_0000_0000;
@@ -124,7 +124,7 @@ impl Vocabulary {
     }
 
     /// The rank of the two-byte token `a b`, or `u32::MAX`.
-    #[inline]
+    #[inline(always)]
     pub fn pair_rank(&self, a: u8, b: u8) -> u32 {
         self.pairs[(a as usize) << 8 | b as usize]
     }

@@ -87,6 +87,12 @@ fn jaccard_sorted(x: &[u64], y: &[u64]) -> f64 {
     if x.is_empty() && y.is_empty() {
         return 1.0;
     }
+    let inter = shared(x, y);
+    inter as f64 / (x.len() + y.len() - inter) as f64
+}
+
+/// How many elements two sorted, deduplicated lists share.
+fn shared(x: &[u64], y: &[u64]) -> usize {
     let (mut i, mut j, mut inter) = (0, 0, 0usize);
     while i < x.len() && j < y.len() {
         match x[i].cmp(&y[j]) {
@@ -99,7 +105,7 @@ fn jaccard_sorted(x: &[u64], y: &[u64]) -> f64 {
             }
         }
     }
-    inter as f64 / (x.len() + y.len() - inter) as f64
+    inter
 }
 
 /// Jaccard similarity of the two texts' character bigram sets.
@@ -248,7 +254,16 @@ pub fn similarity_of(new: &Fingerprint, existing: &Fingerprint, opts: &DedupOpti
             u32::MAX
         };
         let min_distance = l1.div_ceil(2) as f64;
-        if bigram_bound_ok && 1.0 - min_distance / longest >= opts.levenshtein {
+        // The bloom's bound once more, with the bigrams the texts really
+        // share: the larger set's bigrams missing from the other are at most
+        // two per edit. Most pairs of unrelated texts of the same alphabet
+        // get this far and stop here, short of the exact measure.
+        let shared_bound_ok = || {
+            let unique =
+                new.bigrams.len().max(existing.bigrams.len()) - shared(&new.bigrams, &existing.bigrams);
+            new.one_char || existing.one_char || unique as f64 <= 2.0 * max_edits
+        };
+        if bigram_bound_ok && 1.0 - min_distance / longest >= opts.levenshtein && shared_bound_ok() {
             // Bit-parallel, and it stops as soon as the cutoff is out of reach.
             let args = levenshtein::Args::default().score_cutoff(opts.levenshtein);
             if let Some(l) = levenshtein::normalized_similarity_with_args(n.chars(), e.chars(), &args) {
