@@ -4,11 +4,13 @@
 // next to Dexie 4 in the same page, like for like: one write per call and
 // batches of 100, ours with and without near-duplicate dedup, Dexie with and
 // without its indexes; opening 10,000 memories until the first search answers
-// (Dexie: open and read all); ours also encrypted at rest. Each figure is measured RUNS times (default 5;
+// (Dexie: open and read all); ours also encrypted at rest; and the same calls natively with no
+// IndexedDB (benches/core/store.rs), the core's own cost. Each figure is measured RUNS times (default 5;
 // opens OPENS times, default 8) and printed as min / median / max. Last line:
 // one JSON object of the medians.
 import { fileURLToPath } from "node:url";
-import { readFileSync, existsSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { readFileSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { startServer } from "../scripts/static-server.mjs";
 import { launchChromium, runPage } from "../scripts/chromium.mjs";
 import { mixedCorpus } from "./corpus.mjs";
@@ -36,6 +38,35 @@ const rand = (n) => {
 const texts = Array.from({ length: 10_000 }, () => Array.from({ length: 8 + rand(13) }, () => vocab[rand(vocab.length)]).join(" "));
 if (new Set(texts).size !== texts.length) throw new Error("the generated texts repeat");
 
+// The core's own cost on the same texts: natively, on an in-memory store,
+// no IndexedDB and no JS (benches/core/store.rs).
+const textsFile = fileURLToPath(new URL("../target/bench-store-texts.txt", import.meta.url));
+mkdirSync(new URL("../target/", import.meta.url), { recursive: true });
+writeFileSync(textsFile, texts.join("\n"));
+const core = JSON.parse(execFileSync("cargo", ["bench", "--quiet", "--bench", "store", "--", textsFile], {
+  env: { ...process.env, RUNS: String(RUNS) }, stdio: ["ignore", "pipe", "inherit"],
+}).toString().trim().split("\n").at(-1));
+
+// Opening over a remote adapter (a Durable Object, a server): every call
+// waits 5 ms, and opening costs its round trips. Node, the built package.
+const { Memory } = await import("../pkg/node.js");
+const { mapAdapter } = await import("../pkg/adapters/map.js");
+const held = mapAdapter();
+const remote = Object.fromEntries(Object.entries(held).map(([name, f]) =>
+  [name, typeof f === "function" ? async (...args) => { await new Promise((ok) => setTimeout(ok, 5)); return f.apply(held, args); } : f]));
+{
+  const m = await Memory.open({ namespace: "remote", sessionId: "s", store: held });
+  await m.rememberMany(texts.slice(0, 1000).map((content) => ({ content })));
+  await m.add({ role: "user", content: texts[1000] });
+  m.free();
+}
+const remoteOpen = [];
+for (let run = 0; run < OPENS; run++) {
+  const t0 = performance.now();
+  (await Memory.open({ namespace: "remote", sessionId: "s", store: remote })).free();
+  remoteOpen.push(performance.now() - t0);
+}
+
 const routes = new Map([["/store-data.json", (_req, res) => {
   res.writeHead(200, { "content-type": "application/json" });
   res.end(JSON.stringify({ texts }));
@@ -62,6 +93,14 @@ console.table([
   { path: "batches of 100 (1,000, per s)", "agent-memory remember": spread(r.batched.ours), "... no near-dup dedup": spread(r.batched.oursNoDedup), "... encrypted": spread(r.batched.oursEncrypted),
     "Dexie put (3 indexes)": spread(r.batched.dexieIndexed), "Dexie put (no index)": spread(r.batched.dexiePlain), goal: ">= Dexie (3 indexes)" },
 ]);
+console.table([
+  { path: "core only, native: one write per call (per s)", "agent-memory remember": spread(core.writes_per_s) },
+  { path: "core only, native: batches of 100 (per s)", "agent-memory remember": spread(core.batch_writes_per_s) },
+  { path: "core only, native: open 10,000 until the first search (ms)", "agent-memory remember": spread(core.open_10k_ms) },
+  { path: "Node: open 1,000 over an adapter whose every call waits 5 ms (ms)", "agent-memory remember": spread(remoteOpen) },
+]);
+console.log("Core only: the same calls and texts natively (cargo bench --bench store), on an in-memory store with no");
+console.log("IndexedDB and no JS boundary: what the library itself costs, apart from the browser's storage.");
 console.log("Both sides write one record per memory in one transaction per call. Ours also takes a Web Lock, reads the");
 console.log("generation (other tabs' writes), dedups each memory against the stored ones, writes an index row per memory");
 console.log("and indexes the text for search; `rememberMany` is `remember` for a batch, `bulkPut` is `put` for a batch.");
@@ -91,4 +130,8 @@ console.log(JSON.stringify({
   encrypted_writes_per_s: Math.round(median(r.single.oursEncrypted)),
   encrypted_batch_writes_per_s: Math.round(median(r.batched.oursEncrypted)),
   encrypted_open_10k_ms: m(r.encryptedOpen),
+  core_writes_per_s: Math.round(median(core.writes_per_s)),
+  core_batch_writes_per_s: Math.round(median(core.batch_writes_per_s)),
+  core_open_10k_ms: m(core.open_10k_ms),
+  remote_open_ms: m(remoteOpen),
 }));

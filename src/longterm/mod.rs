@@ -192,8 +192,12 @@ impl LongTermMemory {
         options: LongTermOptions,
         damage: Rc<DamageLog>,
     ) -> Result<LongTermMemory> {
-        let episodes = load_episodes(store.as_ref(), &damage).await?;
-        let records = Records::open_with(store.clone(), clock.clone(), options.dedup, damage.clone()).await?;
+        // Past turns and memories are separate keys: read at once.
+        let (episodes, records) = futures::join!(
+            load_episodes(store.as_ref(), &damage),
+            Records::open_with(store.clone(), clock.clone(), options.dedup, damage.clone())
+        );
+        let (episodes, records) = (episodes?, records?);
         let mut longterm = LongTermMemory {
             records,
             episodes,

@@ -318,22 +318,26 @@ impl Memory {
             pinned_profile: options.pinned_profile.unwrap_or(defaults.pinned_profile),
             ..defaults
         };
-        let longterm = {
+        let longterm = async {
             // Opening drops expired hashes: a write.
             let _held = lock.acquire().await?;
             LongTermMemory::open_with(store.clone(), ports.clock.clone(), longterm_options, damage.clone())
-                .await?
+                .await
         };
         let max_cached = options.session.max_cached_messages;
-        let mut session = Session::open_with(
+        let session = Session::open_with(
             &options.session_id,
             store.clone(),
             ports.tokenizer,
             ports.clock.clone(),
             options.session,
             damage.clone(),
-        )
-        .await?;
+        );
+        // The two read different keys, so their reads go out together: on
+        // IndexedDB or a remote adapter, opening waits for the longer of
+        // the two rather than for their round trips one after the other.
+        let (longterm, session) = futures::join!(longterm, session);
+        let (longterm, mut session) = (longterm?, session?);
         if governor.is_none() {
             session.bound_pending(max_cached);
         }
