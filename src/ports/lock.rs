@@ -68,6 +68,90 @@ impl Lock for LocalLocks {
     }
 }
 
+/// How many times in a row a lingering lock is handed to this realm's next
+/// holder before it is let go, so another tab waiting for it gets its turn.
+const MAX_LINGERING_REUSES: u32 = 16;
+
+/// A lock that is costly to take (Web Locks: a round trip to the browser
+/// process, about as long as an IndexedDB write) kept for one turn of the
+/// event loop after its holder lets go: a caller that writes again at once
+/// (`await remember(...)` in a loop, a batch of small writes) takes it back
+/// without asking again. Another tab waits at most that turn longer, and
+/// after [`MAX_LINGERING_REUSES`] reuses in a row the lock is let go anyway.
+/// This realm's holders take turns on a local queue first, so only the one
+/// about to hold it asks the inner lock.
+pub struct LingeringLocks {
+    inner: Rc<dyn Lock>,
+    clock: Rc<dyn crate::ports::Clock>,
+    spawner: Rc<dyn crate::ports::Spawn>,
+    names: RefCell<HashMap<String, Rc<Lingering>>>,
+}
+
+/// One name's state.
+#[derive(Default)]
+struct Lingering {
+    local: Arc<futures::lock::Mutex<()>>,
+    /// The inner lock, while held or lingering.
+    held: RefCell<Option<LockGuard>>,
+    /// Bumped by every holder: a release scheduled before it is void.
+    epoch: std::cell::Cell<u64>,
+    reuses: std::cell::Cell<u32>,
+}
+
+impl LingeringLocks {
+    pub fn new(
+        inner: Rc<dyn Lock>,
+        clock: Rc<dyn crate::ports::Clock>,
+        spawner: Rc<dyn crate::ports::Spawn>,
+    ) -> LingeringLocks {
+        LingeringLocks { inner, clock, spawner, names: RefCell::default() }
+    }
+}
+
+impl Lock for LingeringLocks {
+    fn acquire<'a>(&'a self, name: &'a str) -> LocalBoxFuture<'a, Result<LockGuard>> {
+        let state = self.names.borrow_mut().entry(name.to_string()).or_default().clone();
+        Box::pin(async move {
+            let local = state.local.clone().lock_owned().await;
+            state.epoch.set(state.epoch.get() + 1);
+            let lingering = state.held.borrow().is_some();
+            if lingering && state.reuses.get() < MAX_LINGERING_REUSES {
+                state.reuses.set(state.reuses.get() + 1);
+            } else {
+                // Let go first, so a tab that waits gets its turn.
+                drop(state.held.borrow_mut().take());
+                let inner = self.inner.acquire(name).await?;
+                *state.held.borrow_mut() = Some(inner);
+                state.reuses.set(0);
+            }
+            let (clock, spawner) = (self.clock.clone(), self.spawner.clone());
+            Ok(LockGuard::new(Linger { state, clock, spawner, _local: local }))
+        })
+    }
+}
+
+/// A holder of a [`LingeringLocks`] lock: dropped, it schedules the inner
+/// lock's release for the next turn, then lets this realm's next holder in
+/// (who, coming first, voids that release).
+struct Linger {
+    state: Rc<Lingering>,
+    clock: Rc<dyn crate::ports::Clock>,
+    spawner: Rc<dyn crate::ports::Spawn>,
+    _local: futures::lock::OwnedMutexGuard<()>,
+}
+
+impl Drop for Linger {
+    fn drop(&mut self) {
+        let (state, clock, epoch) = (self.state.clone(), self.clock.clone(), self.state.epoch.get());
+        self.spawner.spawn(Box::pin(async move {
+            clock.sleep(0).await;
+            if state.epoch.get() == epoch {
+                drop(state.held.borrow_mut().take());
+            }
+        }));
+    }
+}
+
 /// The behaviour every `Lock` must show; run against each implementation.
 pub mod conformance {
     use std::cell::RefCell;
@@ -133,8 +217,93 @@ pub mod conformance {
 mod tests {
     use super::*;
 
+    use crate::ports::clock::SteppedClock;
+    use crate::ports::Spawn;
+    use futures::executor::{LocalPool, LocalSpawner};
+    use futures::task::LocalSpawnExt;
+    use std::cell::Cell;
+
     #[test]
     fn local_locks_conform() {
         futures::executor::block_on(conformance::run(&LocalLocks::default())).unwrap();
+    }
+
+    struct PoolSpawner(LocalSpawner);
+
+    impl Spawn for PoolSpawner {
+        fn spawn(&self, task: LocalBoxFuture<'static, ()>) {
+            self.0.spawn_local(task).unwrap();
+        }
+    }
+
+    /// A lock shared by two "tabs" that counts how often it is taken.
+    #[derive(Default)]
+    struct Counted {
+        inner: LocalLocks,
+        taken: Cell<u32>,
+    }
+
+    impl Lock for Counted {
+        fn acquire<'a>(&'a self, name: &'a str) -> LocalBoxFuture<'a, Result<LockGuard>> {
+            self.taken.set(self.taken.get() + 1);
+            self.inner.acquire(name)
+        }
+    }
+
+    fn tab(pool: &LocalPool, shared: &Rc<Counted>) -> LingeringLocks {
+        LingeringLocks::new(
+            shared.clone(),
+            Rc::new(SteppedClock::new(0)),
+            Rc::new(PoolSpawner(pool.spawner())),
+        )
+    }
+
+    #[test]
+    fn lingering_locks_conform() {
+        let pool = LocalPool::new();
+        let locks = tab(&pool, &Rc::default());
+        futures::executor::block_on(conformance::run(&locks)).unwrap();
+    }
+
+    #[test]
+    fn a_lock_taken_again_at_once_is_not_asked_for_again_and_another_tab_gets_it_next_turn() {
+        let mut pool = LocalPool::new();
+        let shared = Rc::new(Counted::default());
+        let (a, b) = (tab(&pool, &shared), tab(&pool, &shared));
+        // Holders one after the other, with no turn of the loop between them.
+        for _ in 0..5 {
+            drop(pool.run_until(a.acquire("ns")).unwrap());
+        }
+        assert_eq!(shared.taken.get(), 1, "taken once for five holders in a row");
+        // While it lingers, the other tab waits; the next turn lets it go.
+        let other = Rc::new(Cell::new(false));
+        pool.spawner()
+            .spawn_local({
+                let (b, other) = (Rc::new(b), other.clone());
+                async move {
+                    let _held = b.acquire("ns").await.unwrap();
+                    other.set(true);
+                }
+            })
+            .unwrap();
+        pool.run_until_stalled();
+        assert!(other.get(), "the other tab got the lock once the turn was over");
+        assert_eq!(shared.taken.get(), 2, "a let it go, b asked for it");
+        // And a asks again after b.
+        drop(pool.run_until(a.acquire("ns")).unwrap());
+        assert_eq!(shared.taken.get(), 3);
+    }
+
+    #[test]
+    fn a_lingering_lock_is_let_go_after_its_reuses_so_a_waiting_tab_is_not_starved() {
+        let mut pool = LocalPool::new();
+        let shared = Rc::new(Counted::default());
+        let a = tab(&pool, &shared);
+        for _ in 0..=MAX_LINGERING_REUSES {
+            drop(pool.run_until(a.acquire("ns")).unwrap());
+        }
+        assert_eq!(shared.taken.get(), 1);
+        drop(pool.run_until(a.acquire("ns")).unwrap());
+        assert_eq!(shared.taken.get(), 2, "let go and asked for again after {MAX_LINGERING_REUSES} reuses");
     }
 }

@@ -1,7 +1,9 @@
 //! The `Lock` port in JS runtimes: the Web Locks API (`navigator.locks`)
 //! where there is one, so tabs and workers of one origin take turns (and a
 //! lock dies with its tab); elsewhere (Node, Deno without locks, workerd) the
-//! instances of this realm share [`LocalLocks`].
+//! instances of this realm share [`LocalLocks`]. Memories take them through
+//! one [`LingeringLocks`] per realm: a Web Lock costs a round trip to the
+//! browser process, which a write that follows another at once skips.
 
 use std::rc::Rc;
 
@@ -10,12 +12,21 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 
+use super::memory::JsSpawn;
+use super::JsClock;
 use crate::error::{Error, Result};
-use crate::ports::lock::{LocalLocks, Lock, LockGuard};
+use crate::ports::lock::{LingeringLocks, LocalLocks, Lock, LockGuard};
 use crate::ports::LocalBoxFuture;
 
 thread_local! {
     static REALM: Rc<LocalLocks> = Rc::default();
+    static LINGERING: Rc<LingeringLocks> =
+        Rc::new(LingeringLocks::new(Rc::new(JsLocks), Rc::new(JsClock), Rc::new(JsSpawn)));
+}
+
+/// The locks every `Memory` of this realm takes.
+pub fn realm_locks() -> Rc<dyn Lock> {
+    LINGERING.with(|l| l.clone() as Rc<dyn Lock>)
 }
 
 fn lock_manager() -> Option<(JsValue, Function)> {

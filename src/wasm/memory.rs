@@ -16,7 +16,7 @@ use super::embed::parse_embed_option;
 use super::indexeddb::IndexedDbStore;
 use super::js_store::JsStore;
 use super::llm::{aborted, parse_llm_option};
-use super::locks::JsLocks;
+use super::locks::realm_locks;
 use super::redact::parse_redact;
 use super::search::parse_search_options;
 use super::tokenizer::JsTokenizer;
@@ -61,7 +61,7 @@ impl LongTermSource for JsLongTerm {
 }
 
 /// The `Spawn` port on the JS event loop.
-struct JsSpawn;
+pub(super) struct JsSpawn;
 
 impl Spawn for JsSpawn {
     fn spawn(&self, task: LocalBoxFuture<'static, ()>) {
@@ -234,7 +234,7 @@ async fn parse_open(options: JsValue) -> std::result::Result<(MemoryOptions, Por
     let ports = Ports {
         store,
         clock: Rc::new(JsClock),
-        locks: Rc::new(JsLocks),
+        locks: realm_locks(),
         spawner: Rc::new(JsSpawn),
         tokenizer: Rc::new(Estimate),
         llm,
