@@ -78,6 +78,8 @@ pub mod memory;
 pub mod ports;
 pub mod redact;
 pub mod retrieval;
+#[cfg(test)]
+mod seeded;
 mod semaphore;
 pub mod store;
 pub mod tokens;

@@ -848,13 +848,7 @@ mod tests {
             "Works as a nurse",
             "Plays chess on Sundays",
         ];
-        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
-        let mut next = |n: usize| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x % n as u64) as usize
-        };
+        let mut next = crate::seeded::picker(0x9e37_79b9_7f4a_7c15);
         for step in 0..400 {
             clock.advance(1000);
             let who = next(2);

@@ -424,13 +424,7 @@ mod tests {
         // equal: far above the thresholds, and never a duplicate.
         let names = ["Alice", "Bob", "Chen", "Dana", "Emeka"];
         let days = ["Monday", "Tuesday", "Friday", "Sunday"];
-        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
-        let mut next = |n: usize| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x % n as u64) as usize
-        };
+        let mut next = crate::seeded::picker(0x2545_f491_4f6c_dd1d);
         let opts = DedupOptions::default();
         for _ in 0..500 {
             let (name, day, n) = (names[next(5)], days[next(4)], next(50));
