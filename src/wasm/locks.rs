@@ -1,9 +1,9 @@
 //! The `Lock` port in JS runtimes: the Web Locks API (`navigator.locks`)
 //! where there is one, so tabs and workers of one origin take turns (and a
-//! lock dies with its tab); elsewhere (Node, Deno without locks, workerd) the
-//! instances of this realm share [`LocalLocks`]. Memories take them through
-//! one [`LingeringLocks`] per realm: a Web Lock costs a round trip to the
-//! browser process, which a write that follows another at once skips.
+//! lock dies with its tab), behind one [`LingeringLocks`] per realm: a Web
+//! Lock costs a round trip to the browser process, which a write that
+//! follows another at once skips; elsewhere (Node, Deno without locks,
+//! workerd) the instances of this realm share [`LocalLocks`].
 
 use std::rc::Rc;
 
@@ -19,14 +19,18 @@ use crate::ports::lock::{LingeringLocks, LocalLocks, Lock, LockGuard};
 use crate::ports::LocalBoxFuture;
 
 thread_local! {
-    static REALM: Rc<LocalLocks> = Rc::default();
-    static LINGERING: Rc<LingeringLocks> =
-        Rc::new(LingeringLocks::new(Rc::new(JsLocks), Rc::new(JsClock), Rc::new(JsSpawn)));
+    /// Chosen once: a realm has Web Locks or it does not. Only they are
+    /// costly enough to keep lingering; this realm's own locks are not.
+    static LOCKS: Rc<dyn Lock> = if lock_manager().is_some() {
+        Rc::new(LingeringLocks::new(Rc::new(WebLocks), Rc::new(JsClock), Rc::new(JsSpawn)))
+    } else {
+        Rc::new(LocalLocks::default())
+    };
 }
 
 /// The locks every `Memory` of this realm takes.
 pub fn realm_locks() -> Rc<dyn Lock> {
-    LINGERING.with(|l| l.clone() as Rc<dyn Lock>)
+    LOCKS.with(Rc::clone)
 }
 
 fn lock_manager() -> Option<(JsValue, Function)> {
@@ -36,16 +40,14 @@ fn lock_manager() -> Option<(JsValue, Function)> {
     Some((locks, request))
 }
 
-/// Web Locks, or this realm's locks.
-pub struct JsLocks;
+/// The Web Locks API: tabs and workers of one origin take turns.
+struct WebLocks;
 
-impl Lock for JsLocks {
+impl Lock for WebLocks {
     fn acquire<'a>(&'a self, name: &'a str) -> LocalBoxFuture<'a, Result<LockGuard>> {
         Box::pin(async move {
-            let Some((locks, request)) = lock_manager() else {
-                let realm = REALM.with(Rc::clone);
-                return realm.acquire(name).await;
-            };
+            let (locks, request) =
+                lock_manager().ok_or_else(|| Error::storage("this realm has no Web Locks"))?;
             // The lock is held until the promise the callback returns
             // settles: it resolves when the guard is dropped.
             let mut release: Option<Function> = None;

@@ -233,8 +233,13 @@ pub fn similarity_of(new: &Fingerprint, existing: &Fingerprint, opts: &DedupOpti
     let union_bits: u32 = new.bloom.iter().zip(&existing.bloom).map(|(a, b)| (a | b).count_ones()).sum();
     let most_shared = (new.bigrams.len() + existing.bigrams.len()).saturating_sub(union_bits as usize);
     let jaccard_bound = if union_bits == 0 { 1.0 } else { most_shared as f64 / union_bits as f64 };
+    // The bigrams both share, counted at most once per pair, when a
+    // measure needs them.
+    let mut shared_once = None;
+    let mut shared_count = || *shared_once.get_or_insert_with(|| shared(&new.bigrams, &existing.bigrams));
     if large > 0 && small as f64 / large as f64 >= opts.jaccard && jaccard_bound >= opts.jaccard {
-        let j = jaccard_sorted(&new.bigrams, &existing.bigrams);
+        let inter = shared_count();
+        let j = inter as f64 / (small + large - inter) as f64;
         if j >= opts.jaccard {
             return Some(Similarity::Jaccard { score: j });
         }
@@ -258,11 +263,8 @@ pub fn similarity_of(new: &Fingerprint, existing: &Fingerprint, opts: &DedupOpti
         // share: the larger set's bigrams missing from the other are at most
         // two per edit. Most pairs of unrelated texts of the same alphabet
         // get this far and stop here, short of the exact measure.
-        let shared_bound_ok = || {
-            let unique =
-                new.bigrams.len().max(existing.bigrams.len()) - shared(&new.bigrams, &existing.bigrams);
-            new.one_char || existing.one_char || unique as f64 <= 2.0 * max_edits
-        };
+        let mut shared_bound_ok =
+            || new.one_char || existing.one_char || (large - shared_count()) as f64 <= 2.0 * max_edits;
         if bigram_bound_ok && 1.0 - min_distance / longest >= opts.levenshtein && shared_bound_ok() {
             // Bit-parallel, and it stops as soon as the cutoff is out of reach.
             let args = levenshtein::Args::default().score_cutoff(opts.levenshtein);
