@@ -51,3 +51,24 @@ async fn namespaces_are_separate_databases() {
     a.close();
     b.close();
 }
+
+#[wasm_bindgen_test]
+async fn indexeddb_scans_a_prefix_of_many_parts_whole_and_once() {
+    // 2,500 records are three parts of a scan, read at once in one
+    // transaction; keys of other prefixes around them stay out.
+    IndexedDbStore::delete_database("scan").await.unwrap();
+    let store = IndexedDbStore::open("scan").await.unwrap();
+    let mut items: Vec<(String, String)> =
+        (0..2500).map(|i| (format!("lt/entry/{i:05}"), format!("{{\"n\":{i}}}"))).collect();
+    items.push(("lt/entrz".into(), "after".into()));
+    items.push(("lt/entr".into(), "before".into()));
+    store.put_many(items.clone()).await.unwrap();
+    let mut parts = Vec::new();
+    store.scan("lt/entry/", &mut |part| parts.push(part)).await.unwrap();
+    assert_eq!(parts.iter().map(Vec::len).collect::<Vec<_>>(), [1000, 1000, 500]);
+    let mut all: Vec<(String, String)> = parts.concat();
+    all.sort();
+    assert_eq!(all, items[..2500]);
+    assert_eq!(store.list("lt/entry/").await.unwrap(), items[..2500]);
+    store.close();
+}

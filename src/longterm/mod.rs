@@ -25,6 +25,7 @@ use crate::entry::{MemoryEntry, Scope};
 use crate::error::{Error, ErrorCode, Result};
 use crate::longterm::dedup::DedupOptions;
 use crate::ports::clock::Clock;
+use crate::retrieval::analyzer::Terms;
 use crate::retrieval::block::long_term_block;
 use crate::retrieval::{Bm25Params, Hit, IndexDoc, Origin, SearchIndex, SearchOptions};
 use crate::store::damage;
@@ -192,10 +193,15 @@ impl LongTermMemory {
         options: LongTermOptions,
         damage: Rc<DamageLog>,
     ) -> Result<LongTermMemory> {
-        // Past turns and memories are separate keys: read at once.
+        // Past turns and memories are separate keys: read at once. Each
+        // memory's text is analyzed as it arrives, while the rest is read.
+        let mut analyzed: rustc_hash::FxHashMap<String, Terms> = Default::default();
+        let mut analyze = |e: &MemoryEntry| {
+            analyzed.insert(e.id.clone(), Terms::of(&e.content));
+        };
         let (episodes, records) = futures::join!(
             load_episodes(store.as_ref(), &damage),
-            Records::open_with(store.clone(), clock.clone(), options.dedup, damage.clone())
+            Records::open_with(store.clone(), clock.clone(), options.dedup, damage.clone(), &mut analyze)
         );
         let (episodes, records) = (episodes?, records?);
         let mut longterm = LongTermMemory {
@@ -209,14 +215,19 @@ impl LongTermMemory {
             clock,
             options,
         };
-        longterm.reindex()?;
+        longterm.reindex(analyzed)?;
         Ok(longterm)
     }
 
-    fn reindex(&mut self) -> Result<()> {
+    /// Builds the index anew; `analyzed` has the terms of memories' texts
+    /// made beforehand, by id (the others are analyzed here).
+    fn reindex(&mut self, mut analyzed: rustc_hash::FxHashMap<String, Terms>) -> Result<()> {
         self.index = SearchIndex::new(Bm25Params::default());
         for e in self.records.valid() {
-            self.index.add(index_doc(e))?;
+            match analyzed.remove(&e.id) {
+                Some(terms) => self.index.add_analyzed(index_doc(e), &terms)?,
+                None => self.index.add(index_doc(e))?,
+            }
         }
         // In time order: ties in search break by insertion.
         let mut episodes: Vec<&IndexDoc> = self.episodes.values().map(|(doc, _)| doc).collect();
@@ -892,6 +903,58 @@ mod tests {
             if let Err(why) = index_matches_records(r) {
                 panic!("step {step}, instance {who}, op {op}:\n{why}");
             }
+        }
+    }
+
+    #[test]
+    fn opened_over_a_store_read_in_parts_it_answers_as_the_instance_that_wrote() {
+        // The memory store hands a scan over in parts of 100, the last part
+        // first; each memory's terms are made as its part comes in. Damaged
+        // and superseded records sit among them.
+        let store = Rc::new(MemoryStore::new());
+        let clock = Rc::new(ManualClock::new(1_700_000_000_000));
+        let open = || {
+            let store: Rc<dyn Store> = store.clone();
+            block_on(LongTermMemory::open(store, clock.clone(), LongTermOptions::default())).unwrap()
+        };
+        let words = [
+            "harbor", "violin", "granite", "orchid", "lantern", "glacier", "saffron", "compass", "meadow",
+            "cobalt", "pepper", "thunder", "velvet", "canyon", "ember", "falcon", "juniper", "marble",
+        ];
+        let mut next = crate::seeded::picker(0x51ed_2701_a3c4_9b8f);
+        let mut writer = open();
+        let texts: Vec<String> = (0..350)
+            .map(|i| {
+                format!(
+                    "{} {} {} {} note {i}",
+                    words[next(18)],
+                    words[next(18)],
+                    words[next(18)],
+                    words[next(18)]
+                )
+            })
+            .collect();
+        let batch = texts.iter().map(|t| new_memory(t.clone(), Scope::User, clock.now_ms())).collect();
+        block_on(writer.remember_many(batch)).unwrap();
+        let ids: Vec<String> = writer.records.valid_unordered().map(|e| e.id.clone()).take(3).collect();
+        block_on(writer.supersede(new_memory("lantern meadow cobalt replaced", Scope::User, 2), &ids))
+            .unwrap();
+        block_on(store.put_many(vec![("lt/entry/broken".into(), "{not json".into())])).unwrap();
+        let reopened = open();
+        index_matches_records(&reopened).unwrap();
+        assert!(reopened.records.valid_unordered().count() > 300, "most texts are distinct memories");
+        assert!(reopened.damage.list().iter().any(|d| d.key == "lt/entry/broken"));
+        for query in words.iter().map(|w| w.to_string()).chain(["lantern meadow".into(), "note 17".into()]) {
+            let hits = |r: &LongTermMemory| -> Vec<(String, String)> {
+                let found =
+                    r.search(&query, None, &SearchOptions { top_k: 1000, ..Default::default() }).unwrap();
+                let mut found: Vec<_> =
+                    found.into_iter().map(|h| (h.id, format!("{:.9}", h.score))).collect();
+                // Ties break by insertion, which a writer and a reader need not share.
+                found.sort();
+                found
+            };
+            assert_eq!(hits(&reopened), hits(&writer), "{query}");
         }
     }
 

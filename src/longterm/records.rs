@@ -166,16 +166,19 @@ pub struct Records {
 impl Records {
     /// Loads every memory of the namespace, and drops expired hashes.
     pub async fn open(store: Rc<dyn Store>, clock: Rc<dyn Clock>, dedup: DedupOptions) -> Result<Records> {
-        Self::open_with(store, clock, dedup, Rc::default()).await
+        Self::open_with(store, clock, dedup, Rc::default(), &mut |_| {}).await
     }
 
     /// [`Records::open`], reporting damaged records to `damage`
-    /// (they are skipped: one bad record never locks the namespace).
+    /// (they are skipped: one bad record never locks the namespace), and
+    /// showing each valid memory to `loaded` as it is read, so work on it
+    /// (the search index's analysis) overlaps the reading of the rest.
     pub async fn open_with(
         store: Rc<dyn Store>,
         clock: Rc<dyn Clock>,
         dedup: DedupOptions,
         damage: Rc<DamageLog>,
+        loaded: &mut dyn FnMut(&MemoryEntry),
     ) -> Result<Records> {
         let mut lt = Records {
             store,
@@ -190,7 +193,7 @@ impl Records {
             damage,
             changes: Changes::All,
         };
-        lt.reload().await?;
+        lt.reload(loaded).await?;
         let now = lt.clock.now_ms();
         let expired: Vec<String> = lt
             .processed
@@ -205,7 +208,8 @@ impl Records {
         Ok(lt)
     }
 
-    async fn reload(&mut self) -> Result<()> {
+    /// Reads every memory and hash again; `loaded` sees each valid memory.
+    async fn reload(&mut self, loaded: &mut dyn FnMut(&MemoryEntry)) -> Result<()> {
         self.entries.clear();
         self.fingerprints.clear();
         self.storage_bytes = 0;
@@ -213,15 +217,22 @@ impl Records {
         // The generation first: a write that lands between it and the lists
         // makes the next check reload again, never miss.
         (self.generation, self.generation_text) = self.read_generation().await?;
-        for (key, json) in self.store.list(ENTRY_PREFIX).await? {
-            let Some(e) = damage::parse::<MemoryEntry>(&self.damage, &key, &json) else { continue };
-            if key[ENTRY_PREFIX.len()..] != e.id || e.validate().is_err() {
-                self.damage.report(&key, "the record is not a valid memory under its own id");
-                continue;
+        let (entries, bytes, log) = (&mut self.entries, &mut self.storage_bytes, &self.damage);
+        let mut part = |part: Vec<(String, String)>| {
+            for (key, json) in part {
+                let Some(e) = damage::parse::<MemoryEntry>(log, &key, &json) else { continue };
+                if key[ENTRY_PREFIX.len()..] != e.id || e.validate().is_err() {
+                    log.report(&key, "the record is not a valid memory under its own id");
+                    continue;
+                }
+                *bytes += json.len() as u64;
+                if e.is_valid() {
+                    loaded(&e);
+                }
+                entries.insert(e.id.clone(), e);
             }
-            self.storage_bytes += json.len() as u64;
-            self.entries.insert(e.id.clone(), e);
-        }
+        };
+        self.store.scan(ENTRY_PREFIX, &mut part).await?;
         self.processed.clear();
         for (key, exp) in self.store.list(PROCESSED_PREFIX).await? {
             match exp.parse() {
@@ -285,7 +296,7 @@ impl Records {
     pub async fn refresh(&mut self) -> Result<bool> {
         let (generation, text) = self.read_generation().await?;
         if generation != self.generation {
-            self.reload().await?;
+            self.reload(&mut |_| {}).await?;
             return Ok(true);
         }
         self.generation_text = text;
@@ -456,7 +467,7 @@ impl Records {
             } else if self.write_if_current(plan.new_entries.clone()).await? {
                 true
             } else {
-                self.reload().await?;
+                self.reload(&mut |_| {}).await?;
                 false
             };
             if current {

@@ -205,24 +205,31 @@ fn is_stop_word(w: &str) -> bool {
     SET.get_or_init(|| STOP_WORDS.iter().copied().collect()).contains(w)
 }
 
-/// The stem of a lowercase ASCII word. Word frequencies are Zipfian, so a
-/// small cache answers most lookups while a namespace is indexed; it is
-/// dropped when it grows past a bound rather than kept exactly.
-fn stem(word: &str) -> String {
+/// Hands `f` the term of a lowercase ASCII word: its stem, or nothing for
+/// a stop word. Word frequencies are Zipfian, so a small cache answers
+/// most words with one lookup and no allocation (the stem is lent from the
+/// cache); it is dropped when it grows past a bound rather than kept
+/// exactly.
+fn with_ascii_term(word: &str, f: &mut dyn FnMut(&str)) {
     thread_local! {
-        static CACHE: std::cell::RefCell<rustc_hash::FxHashMap<String, String>> = Default::default();
+        static CACHE: std::cell::RefCell<rustc_hash::FxHashMap<Box<str>, Option<Box<str>>>> = Default::default();
     }
     CACHE.with(|cache| {
-        if let Some(s) = cache.borrow().get(word) {
-            return s.clone();
+        if let Some(term) = cache.borrow().get(word) {
+            if let Some(stem) = term {
+                f(stem);
+            }
+            return;
         }
-        let stemmed = stemmer().stem(word).into_owned();
+        let term: Option<Box<str>> = (!is_stop_word(word)).then(|| stemmer().stem(word).into());
+        if let Some(stem) = &term {
+            f(stem);
+        }
         let mut cache = cache.borrow_mut();
         if cache.len() >= 50_000 {
             cache.clear();
         }
-        cache.insert(word.to_string(), stemmed.clone());
-        stemmed
+        cache.insert(word.into(), term);
     })
 }
 
@@ -241,44 +248,88 @@ pub fn is_cjk_letter(c: char) -> bool {
 /// Marks CJK unigram terms apart from bigrams and words.
 const UNIGRAM: char = '\u{1}';
 
-/// Index terms of `text`, in order (repeats kept: they are term frequency).
-pub fn analyze(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
+/// Hands `f` the index terms of `text`, in order (repeats kept: they are
+/// term frequency). ASCII, most of what is indexed, takes a path of its
+/// own; a word's letters go into one buffer kept across words.
+pub fn each_term(text: &str, f: &mut dyn FnMut(&str)) {
     let mut word = String::new();
     let mut cjk: Vec<char> = Vec::new();
-    let flush_word = |word: &mut String, out: &mut Vec<String>| {
-        if !word.is_empty() {
-            let w = std::mem::take(word);
-            if !is_stop_word(&w) {
-                let stemmed = if w.chars().all(|c| c.is_ascii_alphabetic()) { stem(&w) } else { w };
-                out.push(stemmed);
+    let mut term = String::new();
+    let flush_word = |word: &mut String, f: &mut dyn FnMut(&str)| {
+        if word.bytes().all(|b| b.is_ascii_alphabetic()) {
+            if !word.is_empty() {
+                with_ascii_term(word, f);
             }
+        } else if !is_stop_word(word) {
+            f(word);
         }
+        word.clear();
     };
-    let flush_cjk = |cjk: &mut Vec<char>, out: &mut Vec<String>| {
+    let mut flush_cjk = |cjk: &mut Vec<char>, f: &mut dyn FnMut(&str)| {
         for (i, &c) in cjk.iter().enumerate() {
-            out.push(format!("{UNIGRAM}{c}"));
+            term.clear();
+            term.push(UNIGRAM);
+            term.push(c);
+            f(&term);
             if let Some(&next) = cjk.get(i + 1) {
-                out.push([c, next].iter().collect());
+                term.clear();
+                term.push(c);
+                term.push(next);
+                f(&term);
             }
         }
         cjk.clear();
     };
     for c in text.chars() {
-        if is_cjk_letter(c) {
-            flush_word(&mut word, &mut out);
+        if c.is_ascii() {
+            if c.is_ascii_alphanumeric() {
+                flush_cjk(&mut cjk, f);
+                word.push(c.to_ascii_lowercase());
+            } else {
+                flush_word(&mut word, f);
+                flush_cjk(&mut cjk, f);
+            }
+        } else if is_cjk_letter(c) {
+            flush_word(&mut word, f);
             cjk.push(c);
         } else if c.is_alphanumeric() {
-            flush_cjk(&mut cjk, &mut out);
+            flush_cjk(&mut cjk, f);
             word.extend(c.to_lowercase());
         } else {
-            flush_word(&mut word, &mut out);
-            flush_cjk(&mut cjk, &mut out);
+            flush_word(&mut word, f);
+            flush_cjk(&mut cjk, f);
         }
     }
-    flush_word(&mut word, &mut out);
-    flush_cjk(&mut cjk, &mut out);
+    flush_word(&mut word, f);
+    flush_cjk(&mut cjk, f);
+}
+
+/// Index terms of `text`, in order (repeats kept).
+pub fn analyze(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    each_term(text, &mut |t| out.push(t.to_string()));
     out
+}
+
+/// A text's index terms in order, in one allocation: each ends in a NUL,
+/// which no term holds (terms are letters, digits and the unigram mark).
+/// What a document keeps between its analysis and its indexing.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Terms(String);
+
+impl Terms {
+    pub fn of(text: &str) -> Terms {
+        let mut joined = String::with_capacity(text.len() + 8);
+        each_term(text, &mut |t| {
+            joined.push_str(t);
+            joined.push('\0');
+        });
+        Terms(joined)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &str> {
+        self.0.split_terminator('\0')
+    }
 }
 
 /// Query terms: the index terms, unique. CJK unigrams stay in: measured
@@ -323,6 +374,83 @@ mod tests {
         let j = analyze_query("東京に住んでいます");
         assert!(j.contains(&"東京".to_string()) && j.contains(&"住ん".to_string()));
         assert_eq!(analyze("안녕하세요").iter().filter(|t| !t.starts_with(UNIGRAM)).count(), 4);
+    }
+
+    /// The analyzer before its ASCII path and shared buffers, as it was.
+    fn reference(text: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        let (mut word, mut cjk) = (String::new(), Vec::<char>::new());
+        let flush_word = |word: &mut String, out: &mut Vec<String>| {
+            let w = std::mem::take(word);
+            if !w.is_empty() && !is_stop_word(&w) {
+                let ascii = w.chars().all(|c| c.is_ascii_alphabetic());
+                out.push(if ascii { stemmer().stem(&w).into_owned() } else { w });
+            }
+        };
+        let flush_cjk = |cjk: &mut Vec<char>, out: &mut Vec<String>| {
+            for (i, &c) in cjk.iter().enumerate() {
+                out.push(format!("{UNIGRAM}{c}"));
+                if let Some(&next) = cjk.get(i + 1) {
+                    out.push([c, next].iter().collect());
+                }
+            }
+            cjk.clear();
+        };
+        for c in text.chars() {
+            if is_cjk_letter(c) {
+                flush_word(&mut word, &mut out);
+                cjk.push(c);
+            } else if c.is_alphanumeric() {
+                flush_cjk(&mut cjk, &mut out);
+                word.extend(c.to_lowercase());
+            } else {
+                flush_word(&mut word, &mut out);
+                flush_cjk(&mut cjk, &mut out);
+            }
+        }
+        flush_word(&mut word, &mut out);
+        flush_cjk(&mut cjk, &mut out);
+        out
+    }
+
+    #[test]
+    fn every_text_gets_the_terms_the_reference_analyzer_gives() {
+        // Seeded texts mixing ASCII words, stop words, digits, accented and
+        // Cyrillic letters (lowercased through Unicode), CJK and emoji.
+        let pieces = [
+            "The",
+            "running",
+            "cats",
+            "don't",
+            "Café",
+            "ÉCOLE",
+            "Straße",
+            "Привет",
+            "東京",
+            "喜欢",
+            "에요",
+            "😀",
+            "42",
+            "x9",
+            " ",
+            " ",
+            ", ",
+            "-",
+            "'",
+            "İstanbul",
+            "ǅemal",
+            "naïve",
+            "I",
+            "was",
+            "studies",
+        ];
+        let mut next = crate::seeded::picker(0x2545_f491_4f6c_dd1d);
+        for _ in 0..3000 {
+            let text: String = (0..next(12)).map(|_| pieces[next(pieces.len())]).collect();
+            let terms = Terms::of(&text);
+            assert_eq!(analyze(&text), reference(&text), "{text:?}");
+            assert_eq!(terms.iter().collect::<Vec<_>>(), reference(&text), "{text:?}");
+        }
     }
 
     #[test]

@@ -64,27 +64,30 @@ impl Index {
 
     /// Adds a document; returns its number. `context` terms count at
     /// `context_weight`.
-    pub fn add(&mut self, text_terms: &[String], context_terms: &[String], context_weight: f32) -> u32 {
+    pub fn add<'t>(
+        &mut self,
+        text_terms: impl IntoIterator<Item = &'t str>,
+        context_terms: impl IntoIterator<Item = &'t str>,
+        context_weight: f32,
+    ) -> u32 {
         let doc = self.docs.len() as u32;
         // (term, weight) pairs, summed per term after a sort: documents are
-        // short, so this beats a map and allocates once.
-        let mut tf: Vec<(u32, f32)> = Vec::with_capacity(text_terms.len() + context_terms.len());
-        for (terms, w) in [(text_terms, 1.0f32), (context_terms, context_weight)] {
-            for t in terms {
-                let id = match self.term_ids.get(t.as_str()) {
-                    Some(&id) => id,
-                    None => {
-                        let id = self.term_ids.len() as u32;
-                        self.term_ids.insert(t.clone(), id);
-                        self.postings.push(Vec::new());
-                        self.df.push(0);
-                        id
-                    }
-                };
-                tf.push((id, w));
+        // short, so this beats a map.
+        let mut tf: Vec<(u32, f32)> = Vec::with_capacity(32);
+        let mut id_of = |t: &str| match self.term_ids.get(t) {
+            Some(&id) => id,
+            None => {
+                let id = self.term_ids.len() as u32;
+                self.term_ids.insert(t.to_string(), id);
+                self.postings.push(Vec::new());
+                self.df.push(0);
+                id
             }
-        }
-        let len = text_terms.len() as f32 + context_weight * context_terms.len() as f32;
+        };
+        tf.extend(text_terms.into_iter().map(|t| (id_of(t), 1.0f32)));
+        let in_text = tf.len();
+        tf.extend(context_terms.into_iter().map(|t| (id_of(t), context_weight)));
+        let len = in_text as f32 + context_weight * (tf.len() - in_text) as f32;
         tf.sort_unstable_by_key(|&(id, _)| id);
         let mut ids: Vec<u32> = Vec::with_capacity(tf.len());
         let mut i = 0;
@@ -226,12 +229,16 @@ mod tests {
         s.split_whitespace().map(str::to_string).collect()
     }
 
+    fn words(s: &str) -> std::str::SplitWhitespace<'_> {
+        s.split_whitespace()
+    }
+
     #[test]
     fn bm25_matches_hand_computed_values() {
         let mut idx = Index::new();
-        idx.add(&terms("cat sat mat"), &[], 0.0);
-        idx.add(&terms("dog sat"), &[], 0.0);
-        idx.add(&terms("cat cat dog bird"), &[], 0.0);
+        idx.add(words("cat sat mat"), [], 0.0);
+        idx.add(words("dog sat"), [], 0.0);
+        idx.add(words("cat cat dog bird"), [], 0.0);
         let p = Bm25Params::default();
         let mut s: Vec<(u32, f32)> = idx.score(&terms("cat"), &p).iter().map(|s| (s.doc, s.bm25)).collect();
         s.sort_by_key(|x| x.0);
@@ -247,8 +254,8 @@ mod tests {
     #[test]
     fn removal_updates_statistics() {
         let mut idx = Index::new();
-        let a = idx.add(&terms("alpha beta"), &[], 0.0);
-        idx.add(&terms("beta gamma"), &[], 0.0);
+        let a = idx.add(words("alpha beta"), [], 0.0);
+        idx.add(words("beta gamma"), [], 0.0);
         idx.remove(a);
         assert_eq!(idx.live_docs(), 1);
         assert!(idx.score(&terms("alpha"), &Bm25Params::default()).is_empty());
@@ -262,8 +269,8 @@ mod tests {
     #[test]
     fn context_terms_weigh_less_than_text() {
         let mut idx = Index::new();
-        let text = idx.add(&terms("paris trip"), &[], 0.3);
-        let ctx = idx.add(&terms("lovely photos"), &terms("paris trip"), 0.3);
+        let text = idx.add(words("paris trip"), [], 0.3);
+        let ctx = idx.add(words("lovely photos"), words("paris trip"), 0.3);
         let scored = idx.score(&terms("paris"), &Bm25Params::default());
         let s: HashMap<u32, Scored> = scored.into_iter().map(|s| (s.doc, s)).collect();
         assert!(s[&text].bm25 > s[&ctx].bm25 && s[&ctx].bm25 > 0.0);

@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use crate::entry::Scope;
 use crate::error::{Error, Result};
 use crate::longterm::records::utc_day;
-use analyzer::{analyze, analyze_query};
+use analyzer::{analyze_query, Terms};
 pub use index::Bm25Params;
 use index::Index;
 
@@ -324,10 +324,17 @@ impl SearchIndex {
 
     /// Adds (or replaces) a document.
     pub fn add(&mut self, doc: IndexDoc) -> Result<()> {
+        let terms = Terms::of(&doc.text);
+        self.add_analyzed(doc, &terms)
+    }
+
+    /// [`SearchIndex::add`] of a document whose text's terms were made
+    /// beforehand: while its store was still being read.
+    pub fn add_analyzed(&mut self, doc: IndexDoc, terms: &Terms) -> Result<()> {
         let unit = doc.embedding.as_deref().map(|v| self.unit(v)).transpose()?;
         self.remove(&doc.id);
-        let context = doc.context.as_deref().map(analyze).unwrap_or_default();
-        let n = self.index.add(&analyze(&doc.text), &context, self.params.context_weight);
+        let context = doc.context.as_deref().map(Terms::of).unwrap_or_default();
+        let n = self.index.add(terms.iter(), context.iter(), self.params.context_weight);
         self.by_id.insert(doc.id.clone(), n);
         // The normalized copy in `vectors` is what search reads; keeping the
         // raw one too would double the memory of a hybrid index.

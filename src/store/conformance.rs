@@ -17,6 +17,14 @@ fn kv(k: &str, v: &str) -> (String, String) {
     (k.to_string(), v.to_string())
 }
 
+/// Every part [`Store::scan`] hands over under `prefix`, in key order.
+pub async fn scanned(store: &dyn Store, prefix: &str) -> Result<Vec<(String, String)>> {
+    let mut all = Vec::new();
+    store.scan(prefix, &mut |page| all.extend(page)).await?;
+    all.sort();
+    Ok(all)
+}
+
 pub async fn run(store: &dyn Store) -> Result<()> {
     check(store.list("").await?.is_empty(), "a new store is empty")?;
     check(store.get("missing").await?.is_none(), "get of a missing key is None")?;
@@ -51,6 +59,7 @@ pub async fn run(store: &dyn Store) -> Result<()> {
         listed == vec![kv("entry/a", "{\"n\":1}"), kv("entry/b", "{\"n\":2}")],
         "list returns exactly the prefix's keys, in key order",
     )?;
+    check(scanned(store, "entry/").await? == listed, "scan hands over what list returns, each key once")?;
 
     store.put_many(vec![kv("entry/a", "{\"n\":3}")]).await?;
     check(store.get("entry/a").await?.as_deref() == Some("{\"n\":3}"), "put overwrites")?;

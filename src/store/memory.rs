@@ -54,7 +54,26 @@ impl Store for MemoryStore {
             .collect();
         Box::pin(async move { Ok(items) })
     }
+
+    /// Parts of [`PART`] records, the last part first: what the tests run
+    /// on is a scan in parts, in an order no caller can count on.
+    fn scan<'a>(
+        &'a self,
+        prefix: &'a str,
+        page: &'a mut dyn FnMut(Vec<(String, String)>),
+    ) -> LocalBoxFuture<'a, Result<()>> {
+        Box::pin(async move {
+            let items = self.list(prefix).await?;
+            for part in items.rchunks(PART) {
+                page(part.to_vec());
+            }
+            Ok(())
+        })
+    }
 }
+
+/// Records per part of a scan.
+const PART: usize = 100;
 
 #[cfg(test)]
 mod tests {

@@ -206,9 +206,7 @@ impl SealedStore {
                 .report(key, "not encrypted, in an encrypted namespace (open with `migrate` to encrypt it)");
             return Ok(None);
         };
-        let Some(keys) = &self.keys else {
-            return Err(decryption("this namespace is encrypted: open it with its key (`encryption`)"));
-        };
+        let Some(keys) = &self.keys else { return Err(encrypted_without_key()) };
         let Some((id, body)) = rest.split_once('.') else {
             self.damage.report(key, "a sealed value without its key id");
             return Ok(None);
@@ -301,6 +299,11 @@ impl SealedStore {
     }
 }
 
+/// What reading a sealed value without a key fails with.
+fn encrypted_without_key() -> Error {
+    decryption("this namespace is encrypted: open it with its key (`encryption`)")
+}
+
 /// Associated data of sealed exports (no namespace: an export moves).
 const EXPORT_AAD: &[u8] = b"agent-memory export";
 
@@ -355,6 +358,34 @@ impl Store for SealedStore {
                 return Ok(stored);
             }
             self.open_all(stored).await
+        })
+    }
+
+    /// A plain namespace's parts go through as they are read; sealed values
+    /// are opened together (WebCrypto is asynchronous), so an encrypted one
+    /// is listed whole, then handed over as one part.
+    fn scan<'a>(
+        &'a self,
+        prefix: &'a str,
+        page: &'a mut dyn FnMut(Vec<(String, String)>),
+    ) -> LocalBoxFuture<'a, Result<()>> {
+        Box::pin(async move {
+            if self.keys.is_some() {
+                page(self.list(prefix).await?);
+                return Ok(());
+            }
+            let mut sealed = false;
+            let mut plain = |part: Vec<(String, String)>| {
+                sealed |= part.iter().any(|(_, v)| v.starts_with(PREFIX));
+                if !sealed {
+                    page(part);
+                }
+            };
+            self.inner.scan(prefix, &mut plain).await?;
+            if sealed {
+                return Err(encrypted_without_key());
+            }
+            Ok(())
         })
     }
 
@@ -472,6 +503,17 @@ mod tests {
         assert_eq!(block_on(wrong.get("m/1")).unwrap_err().code, ErrorCode::Decryption);
         let plain = SealedStore::plain(raw.clone());
         assert_eq!(block_on(plain.list("")).unwrap_err().code, ErrorCode::Decryption);
+        let mut parts = 0;
+        let scan = block_on(plain.scan("", &mut |_| parts += 1));
+        assert_eq!(
+            (scan.unwrap_err().code, parts),
+            (ErrorCode::Decryption, 0),
+            "nothing sealed is handed over"
+        );
+        assert_eq!(
+            block_on(crate::store::conformance::scanned(&wrong, "")).unwrap_err().code,
+            ErrorCode::Decryption
+        );
         // With the old key among the given ones, it reads.
         let rotated = sealed(&raw, &[2, 1], false).unwrap();
         assert_eq!(block_on(rotated.get("m/1")).unwrap().as_deref(), Some("secret"));

@@ -52,6 +52,10 @@ const RECORDS: &str = "records";
 const MEMORIES: &str = "memories";
 /// Index names of `memories`, each on the field of that name.
 const INDEXES: [&str; 3] = ["scope", "kind", "time"];
+/// Records per part of a scan: small enough that a part's handling hides
+/// behind the reading of the next, large enough that the parts' round
+/// trips stay few (10 for 10,000 memories).
+const SCAN_PART: u32 = 1000;
 /// Keys of long-term memories, whose records carry the indexed fields.
 const ENTRY_PREFIX: &str = "lt/entry/";
 
@@ -455,25 +459,50 @@ impl IndexedDbStore {
     }
 
     async fn list_impl(&self, prefix: &str) -> Result<Vec<(String, String)>> {
-        let (_tx, store) = self.records(IdbTransactionMode::Readonly).await?;
-        // Every key that starts with the prefix sorts between it and the
-        // prefix followed by the highest UTF-16 code unit.
-        let range =
-            IdbKeyRange::bound(&JsValue::from_str(prefix), &JsValue::from_str(&format!("{prefix}\u{FFFF}")))
-                .map_err(|e| idb_error("list", e))?;
-        let keys_req = store.get_all_keys_with_key(&range).map_err(|e| idb_error("list", e))?;
-        let values_req = store.get_all_with_key(&range).map_err(|e| idb_error("list", e))?;
-        let keys: Array = request_done(&keys_req, "list").await?.unchecked_into();
-        let values: Array = request_done(&values_req, "list").await?.unchecked_into();
-        let mut out: Vec<(String, String)> = keys
-            .iter()
-            .zip(values.iter())
-            .filter_map(|(k, v)| Some((k.as_string()?, record_text(&v)?)))
-            .filter(|(k, _)| k.starts_with(prefix))
-            .collect();
+        let mut out = Vec::new();
+        self.scan_impl(prefix, &mut |page| out.extend(page)).await?;
         // IndexedDB orders by UTF-16 code units; the port promises UTF-8 order.
         out.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         Ok(out)
+    }
+
+    /// The keys first, then every part's values asked for at once, in one
+    /// transaction (one snapshot): the browser reads part after part while
+    /// this tab hands each over as it arrives. The first part is asked for
+    /// with the keys, so a namespace of one part costs one round trip.
+    async fn scan_impl(&self, prefix: &str, page: &mut dyn FnMut(Vec<(String, String)>)) -> Result<()> {
+        let (_tx, store) = self.records(IdbTransactionMode::Readonly).await?;
+        // Every key that starts with the prefix sorts between it and the
+        // prefix followed by the highest UTF-16 code unit.
+        let (low, high) = (JsValue::from_str(prefix), JsValue::from_str(&format!("{prefix}\u{FFFF}")));
+        let range = IdbKeyRange::bound(&low, &high).map_err(|e| idb_error("list", e))?;
+        let keys_req = store.get_all_keys_with_key(&range).map_err(|e| idb_error("list", e))?;
+        let first_req =
+            store.get_all_with_key_and_limit(&range, SCAN_PART).map_err(|e| idb_error("list", e))?;
+        let keys: Array = request_done(&keys_req, "list").await?.unchecked_into();
+        let n = keys.length();
+        let mut parts = vec![(0, n.min(SCAN_PART), first_req)];
+        for start in (SCAN_PART..n).step_by(SCAN_PART as usize) {
+            let end = (start + SCAN_PART).min(n);
+            let part = IdbKeyRange::bound(&keys.get(start), &keys.get(end - 1))
+                .and_then(|r| store.get_all_with_key(&r))
+                .map_err(|e| idb_error("list", e))?;
+            parts.push((start, end, part));
+        }
+        for (start, end, req) in parts {
+            let values: Array = request_done(&req, "list").await?.unchecked_into();
+            if values.length() != end - start {
+                return Err(Error::storage("IndexedDB list: a part's values do not match its keys"));
+            }
+            page(
+                (start..end)
+                    .zip(values.iter())
+                    .filter_map(|(i, v)| Some((keys.get(i).as_string()?, record_text(&v)?)))
+                    .filter(|(k, _)| k.starts_with(prefix))
+                    .collect(),
+            );
+        }
+        Ok(())
     }
 }
 
@@ -501,5 +530,13 @@ impl Store for IndexedDbStore {
 
     fn list<'a>(&'a self, prefix: &'a str) -> LocalBoxFuture<'a, Result<Vec<(String, String)>>> {
         Box::pin(self.list_impl(prefix))
+    }
+
+    fn scan<'a>(
+        &'a self,
+        prefix: &'a str,
+        page: &'a mut dyn FnMut(Vec<(String, String)>),
+    ) -> LocalBoxFuture<'a, Result<()>> {
+        Box::pin(self.scan_impl(prefix, page))
     }
 }
