@@ -215,15 +215,25 @@ fn factory() -> Result<IdbFactory> {
     Ok(idb.unchecked_into())
 }
 
-/// Waits for a request; its error (not the event) becomes the error.
-async fn request_done(req: &IdbRequest, context: &str) -> Result<JsValue> {
+/// Waits for a request; its error (not the event) becomes the error. The
+/// handlers are set at the call, not at the first poll: a request awaited
+/// after others keeps its outcome when its event fired meanwhile.
+fn request_done(
+    req: &IdbRequest,
+    context: &'static str,
+) -> impl std::future::Future<Output = Result<JsValue>> {
     let promise = Promise::new(&mut |resolve, reject| {
         req.set_onsuccess(Some(&resolve));
         req.set_onerror(Some(&reject));
     });
-    match JsFuture::from(promise).await {
-        Ok(_) => req.result().map_err(|e| idb_error(context, e)),
-        Err(_) => Err(idb_error(context, req.error().ok().flatten().map_or(JsValue::NULL, JsValue::from))),
+    let req = req.clone();
+    async move {
+        match JsFuture::from(promise).await {
+            Ok(_) => req.result().map_err(|e| idb_error(context, e)),
+            Err(_) => {
+                Err(idb_error(context, req.error().ok().flatten().map_or(JsValue::NULL, JsValue::from)))
+            }
+        }
     }
 }
 
@@ -476,21 +486,22 @@ impl IndexedDbStore {
         // prefix followed by the highest UTF-16 code unit.
         let (low, high) = (JsValue::from_str(prefix), JsValue::from_str(&format!("{prefix}\u{FFFF}")));
         let range = IdbKeyRange::bound(&low, &high).map_err(|e| idb_error("list", e))?;
-        let keys_req = store.get_all_keys_with_key(&range).map_err(|e| idb_error("list", e))?;
-        let first_req =
-            store.get_all_with_key_and_limit(&range, SCAN_PART).map_err(|e| idb_error("list", e))?;
-        let keys: Array = request_done(&keys_req, "list").await?.unchecked_into();
+        let ask = |req: std::result::Result<IdbRequest, JsValue>| {
+            req.map(|r| request_done(&r, "list")).map_err(|e| idb_error("list", e))
+        };
+        let keys = ask(store.get_all_keys_with_key(&range))?;
+        let first = ask(store.get_all_with_key_and_limit(&range, SCAN_PART))?;
+        let keys: Array = keys.await?.unchecked_into();
         let n = keys.length();
-        let mut parts = vec![(0, n.min(SCAN_PART), first_req)];
+        let mut parts = vec![(0, n.min(SCAN_PART), first)];
         for start in (SCAN_PART..n).step_by(SCAN_PART as usize) {
             let end = (start + SCAN_PART).min(n);
             let part = IdbKeyRange::bound(&keys.get(start), &keys.get(end - 1))
-                .and_then(|r| store.get_all_with_key(&r))
-                .map_err(|e| idb_error("list", e))?;
-            parts.push((start, end, part));
+                .and_then(|r| store.get_all_with_key(&r));
+            parts.push((start, end, ask(part)?));
         }
-        for (start, end, req) in parts {
-            let values: Array = request_done(&req, "list").await?.unchecked_into();
+        for (start, end, values) in parts {
+            let values: Array = values.await?.unchecked_into();
             if values.length() != end - start {
                 return Err(Error::storage("IndexedDB list: a part's values do not match its keys"));
             }
