@@ -25,7 +25,6 @@ use crate::entry::{MemoryEntry, Scope};
 use crate::error::{Error, ErrorCode, Result};
 use crate::longterm::dedup::DedupOptions;
 use crate::ports::clock::Clock;
-use crate::retrieval::analyzer::Terms;
 use crate::retrieval::block::long_term_block;
 use crate::retrieval::{Bm25Params, Hit, IndexDoc, Origin, SearchIndex, SearchOptions};
 use crate::store::damage;
@@ -195,37 +194,37 @@ impl LongTermMemory {
     ) -> Result<LongTermMemory> {
         // Past turns and memories are separate keys: read at once. Each
         // memory's text is analyzed as it arrives, while the rest is read.
-        let mut analyzed: rustc_hash::FxHashMap<String, Terms> = Default::default();
-        let mut analyze = |e: &MemoryEntry| {
-            analyzed.insert(e.id.clone(), Terms::of(&e.content));
+        let mut index = SearchIndex::new(Bm25Params::default());
+        let mut interned: rustc_hash::FxHashMap<String, Vec<u32>> = Default::default();
+        let mut intern = |e: &MemoryEntry| {
+            interned.insert(e.id.clone(), index.intern(&e.content));
         };
         let (episodes, records) = futures::join!(
             load_episodes(store.as_ref(), &damage),
-            Records::open_with(store.clone(), clock.clone(), options.dedup, damage.clone(), &mut analyze)
+            Records::open_with(store.clone(), clock.clone(), options.dedup, damage.clone(), &mut intern)
         );
         let (episodes, records) = (episodes?, records?);
         let mut longterm = LongTermMemory {
             records,
             episodes,
             unindexed: Vec::new(),
-            index: SearchIndex::new(Bm25Params::default()),
+            index,
             vectors_of: None,
             store,
             damage,
             clock,
             options,
         };
-        longterm.reindex(analyzed)?;
+        longterm.index_all(interned)?;
         Ok(longterm)
     }
 
-    /// Builds the index anew; `analyzed` has the terms of memories' texts
-    /// made beforehand, by id (the others are analyzed here).
-    fn reindex(&mut self, mut analyzed: rustc_hash::FxHashMap<String, Terms>) -> Result<()> {
-        self.index = SearchIndex::new(Bm25Params::default());
+    /// Fills the index, empty but for the terms in `interned` (memories'
+    /// texts interned as they were read, by id; the others are here).
+    fn index_all(&mut self, mut interned: rustc_hash::FxHashMap<String, Vec<u32>>) -> Result<()> {
         for e in self.records.valid() {
-            match analyzed.remove(&e.id) {
-                Some(terms) => self.index.add_analyzed(index_doc(e), &terms)?,
+            match interned.remove(&e.id) {
+                Some(terms) => self.index.add_interned(index_doc(e), &terms)?,
                 None => self.index.add(index_doc(e))?,
             }
         }

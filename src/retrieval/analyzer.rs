@@ -205,11 +205,16 @@ fn is_stop_word(w: &str) -> bool {
     SET.get_or_init(|| STOP_WORDS.iter().copied().collect()).contains(w)
 }
 
-/// Hands `f` the term of a lowercase ASCII word: its stem, or nothing for
-/// a stop word. Word frequencies are Zipfian, so a small cache answers
-/// most words with one lookup and no allocation (the stem is lent from the
-/// cache); it is dropped when it grows past a bound rather than kept
-/// exactly.
+/// The term of a lowercase ASCII word: its stem, or `None` for a stop
+/// word. It depends on the word alone, so callers cache it by the word.
+pub fn ascii_term(word: &str) -> Option<String> {
+    (!is_stop_word(word)).then(|| stemmer().stem(word).into_owned())
+}
+
+/// Hands `f` the term of a lowercase ASCII word, if it has one. Word
+/// frequencies are Zipfian, so a small cache answers most words with one
+/// lookup and no allocation (the stem is lent from the cache); it is
+/// dropped when it grows past a bound rather than kept exactly.
 fn with_ascii_term(word: &str, f: &mut dyn FnMut(&str)) {
     thread_local! {
         static CACHE: std::cell::RefCell<rustc_hash::FxHashMap<Box<str>, Option<Box<str>>>> = Default::default();
@@ -221,7 +226,7 @@ fn with_ascii_term(word: &str, f: &mut dyn FnMut(&str)) {
             }
             return;
         }
-        let term: Option<Box<str>> = (!is_stop_word(word)).then(|| stemmer().stem(word).into());
+        let term: Option<Box<str>> = ascii_term(word).map(String::into_boxed_str);
         if let Some(stem) = &term {
             f(stem);
         }
@@ -248,47 +253,64 @@ pub fn is_cjk_letter(c: char) -> bool {
 /// Marks CJK unigram terms apart from bigrams and words.
 const UNIGRAM: char = '\u{1}';
 
-/// Hands `f` the index terms of `text`, in order (repeats kept: they are
-/// term frequency). ASCII, most of what is indexed, takes a path of its
-/// own; a word's letters go into one buffer kept across words.
-pub fn each_term(text: &str, f: &mut dyn FnMut(&str)) {
+/// A piece of text as the analyzer cuts it.
+pub enum Token<'a> {
+    /// A lowercase ASCII word, before stemming and stop words: its term
+    /// ([`ascii_term`]) can be cached by it.
+    AsciiWord(&'a str),
+    /// A term as it is: another word (stop words dropped), a CJK bigram or
+    /// unigram.
+    Term(&'a str),
+}
+
+/// Hands `f` the tokens of `text`, in order. ASCII, most of what is
+/// indexed, takes a path of its own (runs of letters and digits, not
+/// characters one by one); a word's letters go into one buffer kept
+/// across words.
+pub fn each_token(text: &str, f: &mut dyn FnMut(Token)) {
     let mut word = String::new();
     let mut cjk: Vec<char> = Vec::new();
     let mut term = String::new();
-    let flush_word = |word: &mut String, f: &mut dyn FnMut(&str)| {
+    let flush_word = |word: &mut String, f: &mut dyn FnMut(Token)| {
         if word.bytes().all(|b| b.is_ascii_alphabetic()) {
             if !word.is_empty() {
-                with_ascii_term(word, f);
+                f(Token::AsciiWord(word));
             }
         } else if !is_stop_word(word) {
-            f(word);
+            f(Token::Term(word));
         }
         word.clear();
     };
-    let mut flush_cjk = |cjk: &mut Vec<char>, f: &mut dyn FnMut(&str)| {
+    let mut flush_cjk = |cjk: &mut Vec<char>, f: &mut dyn FnMut(Token)| {
         for (i, &c) in cjk.iter().enumerate() {
             term.clear();
             term.push(UNIGRAM);
             term.push(c);
-            f(&term);
+            f(Token::Term(&term));
             if let Some(&next) = cjk.get(i + 1) {
                 term.clear();
                 term.push(c);
                 term.push(next);
-                f(&term);
+                f(Token::Term(&term));
             }
         }
         cjk.clear();
     };
-    for c in text.chars() {
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        // A run of ASCII letters and digits joins the word at once.
+        let run = rest.bytes().position(|b| !b.is_ascii_alphanumeric()).unwrap_or(rest.len());
+        if run > 0 {
+            flush_cjk(&mut cjk, f);
+            word.push_str(&rest[..run]);
+            word.make_ascii_lowercase();
+            rest = &rest[run..];
+            continue;
+        }
+        rest = &rest[c.len_utf8()..];
         if c.is_ascii() {
-            if c.is_ascii_alphanumeric() {
-                flush_cjk(&mut cjk, f);
-                word.push(c.to_ascii_lowercase());
-            } else {
-                flush_word(&mut word, f);
-                flush_cjk(&mut cjk, f);
-            }
+            flush_word(&mut word, f);
+            flush_cjk(&mut cjk, f);
         } else if is_cjk_letter(c) {
             flush_word(&mut word, f);
             cjk.push(c);
@@ -304,32 +326,14 @@ pub fn each_term(text: &str, f: &mut dyn FnMut(&str)) {
     flush_cjk(&mut cjk, f);
 }
 
-/// Index terms of `text`, in order (repeats kept).
+/// Index terms of `text`, in order (repeats kept: they are term frequency).
 pub fn analyze(text: &str) -> Vec<String> {
     let mut out = Vec::new();
-    each_term(text, &mut |t| out.push(t.to_string()));
+    each_token(text, &mut |token| match token {
+        Token::AsciiWord(w) => with_ascii_term(w, &mut |t| out.push(t.to_string())),
+        Token::Term(t) => out.push(t.to_string()),
+    });
     out
-}
-
-/// A text's index terms in order, in one allocation: each ends in a NUL,
-/// which no term holds (terms are letters, digits and the unigram mark).
-/// What a document keeps between its analysis and its indexing.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Terms(String);
-
-impl Terms {
-    pub fn of(text: &str) -> Terms {
-        let mut joined = String::with_capacity(text.len() + 8);
-        each_term(text, &mut |t| {
-            joined.push_str(t);
-            joined.push('\0');
-        });
-        Terms(joined)
-    }
-
-    pub fn iter(&self) -> impl Iterator<Item = &str> {
-        self.0.split_terminator('\0')
-    }
 }
 
 /// Query terms: the index terms, unique. CJK unigrams stay in: measured
@@ -447,9 +451,7 @@ mod tests {
         let mut next = crate::seeded::picker(0x2545_f491_4f6c_dd1d);
         for _ in 0..3000 {
             let text: String = (0..next(12)).map(|_| pieces[next(pieces.len())]).collect();
-            let terms = Terms::of(&text);
             assert_eq!(analyze(&text), reference(&text), "{text:?}");
-            assert_eq!(terms.iter().collect::<Vec<_>>(), reference(&text), "{text:?}");
         }
     }
 

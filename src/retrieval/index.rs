@@ -7,6 +7,8 @@
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
+use super::analyzer::{ascii_term, each_token, Token};
+
 use serde::{Deserialize, Serialize};
 
 /// BM25 parameters.
@@ -45,6 +47,12 @@ struct Doc {
 #[derive(Debug, Default)]
 pub struct Index {
     term_ids: HashMap<String, u32>,
+    /// Term ids by lowercase ASCII word (`None`: a stop word): a word seen
+    /// before is indexed with one lookup, no stemming and no term string.
+    /// Words of up to 8 letters, most of them, are keyed by their bytes
+    /// as one number: no string to hash or compare.
+    short_words: HashMap<u64, Option<u32>>,
+    words: HashMap<Box<str>, Option<u32>>,
     /// Per term: `(doc, weighted tf)`, in insertion order.
     postings: Vec<Vec<(u32, f32)>>,
     /// Per term: live documents containing it.
@@ -57,37 +65,69 @@ pub struct Index {
     doc_terms: Vec<Vec<u32>>,
 }
 
+/// A word of 1 to 8 ASCII letters as one number (a letter is never 0, so
+/// no two words share one).
+fn packed(word: &str) -> Option<u64> {
+    let bytes = word.as_bytes();
+    (bytes.len() <= 8).then(|| bytes.iter().rev().fold(0u64, |n, &b| n << 8 | b as u64))
+}
+
 impl Index {
     pub fn new() -> Self {
         Self::default()
     }
 
-    /// Adds a document; returns its number. `context` terms count at
-    /// `context_weight`.
-    pub fn add<'t>(
-        &mut self,
-        text_terms: impl IntoIterator<Item = &'t str>,
-        context_terms: impl IntoIterator<Item = &'t str>,
-        context_weight: f32,
-    ) -> u32 {
+    /// The id of `term`, given a new one if it is new.
+    fn term_id(&mut self, term: &str) -> u32 {
+        if let Some(&id) = self.term_ids.get(term) {
+            return id;
+        }
+        let id = self.term_ids.len() as u32;
+        self.term_ids.insert(term.to_string(), id);
+        self.postings.push(Vec::new());
+        self.df.push(0);
+        id
+    }
+
+    /// The term ids of `text` in order (repeats kept), new terms given ids:
+    /// what [`Index::add`] takes. Its terms are [`analyze`]'s.
+    pub fn intern(&mut self, text: &str) -> Vec<u32> {
+        let mut ids = Vec::new();
+        each_token(text, &mut |token| match token {
+            Token::AsciiWord(w) => {
+                let short = packed(w);
+                let known = match short {
+                    Some(k) => self.short_words.get(&k),
+                    None => self.words.get(w),
+                };
+                let id = match known {
+                    Some(&id) => id,
+                    None => {
+                        let id = ascii_term(w).map(|t| self.term_id(&t));
+                        match short {
+                            Some(k) => self.short_words.insert(k, id),
+                            None => self.words.insert(w.into(), id),
+                        };
+                        id
+                    }
+                };
+                ids.extend(id);
+            }
+            Token::Term(t) => ids.push(self.term_id(t)),
+        });
+        ids
+    }
+
+    /// Adds a document of interned terms; returns its number. `context`
+    /// terms count at `context_weight`.
+    pub fn add(&mut self, text_terms: &[u32], context_terms: &[u32], context_weight: f32) -> u32 {
         let doc = self.docs.len() as u32;
         // (term, weight) pairs, summed per term after a sort: documents are
-        // short, so this beats a map.
-        let mut tf: Vec<(u32, f32)> = Vec::with_capacity(32);
-        let mut id_of = |t: &str| match self.term_ids.get(t) {
-            Some(&id) => id,
-            None => {
-                let id = self.term_ids.len() as u32;
-                self.term_ids.insert(t.to_string(), id);
-                self.postings.push(Vec::new());
-                self.df.push(0);
-                id
-            }
-        };
-        tf.extend(text_terms.into_iter().map(|t| (id_of(t), 1.0f32)));
-        let in_text = tf.len();
-        tf.extend(context_terms.into_iter().map(|t| (id_of(t), context_weight)));
-        let len = in_text as f32 + context_weight * (tf.len() - in_text) as f32;
+        // short, so this beats a map and allocates once.
+        let mut tf: Vec<(u32, f32)> = Vec::with_capacity(text_terms.len() + context_terms.len());
+        tf.extend(text_terms.iter().map(|&t| (t, 1.0f32)));
+        tf.extend(context_terms.iter().map(|&t| (t, context_weight)));
+        let len = text_terms.len() as f32 + context_weight * context_terms.len() as f32;
         tf.sort_unstable_by_key(|&(id, _)| id);
         let mut ids: Vec<u32> = Vec::with_capacity(tf.len());
         let mut i = 0;
@@ -226,19 +266,21 @@ mod tests {
     use super::*;
 
     fn terms(s: &str) -> Vec<String> {
-        s.split_whitespace().map(str::to_string).collect()
+        crate::retrieval::analyzer::analyze_query(s)
     }
 
-    fn words(s: &str) -> std::str::SplitWhitespace<'_> {
-        s.split_whitespace()
+    /// Adds `text` (with `context` at 0.3) to `idx`.
+    fn add(idx: &mut Index, text: &str, context: &str) -> u32 {
+        let (text, context) = (idx.intern(text), idx.intern(context));
+        idx.add(&text, &context, 0.3)
     }
 
     #[test]
     fn bm25_matches_hand_computed_values() {
         let mut idx = Index::new();
-        idx.add(words("cat sat mat"), [], 0.0);
-        idx.add(words("dog sat"), [], 0.0);
-        idx.add(words("cat cat dog bird"), [], 0.0);
+        add(&mut idx, "cat sat mat", "");
+        add(&mut idx, "dog sat", "");
+        add(&mut idx, "cat cat dog bird", "");
         let p = Bm25Params::default();
         let mut s: Vec<(u32, f32)> = idx.score(&terms("cat"), &p).iter().map(|s| (s.doc, s.bm25)).collect();
         s.sort_by_key(|x| x.0);
@@ -252,10 +294,29 @@ mod tests {
     }
 
     #[test]
+    fn interned_terms_are_the_analyzers_whether_a_word_was_seen_or_not() {
+        let mut idx = Index::new();
+        for text in [
+            "The Cats were running, quickly!",
+            "cats RUN the",
+            "我喜欢用 Rust 写代码",
+            "Café 42 don't",
+            "running",
+        ] {
+            let ids = idx.intern(text);
+            let names: Vec<&str> = ids
+                .iter()
+                .map(|&id| idx.term_ids.iter().find(|(_, &i)| i == id).map(|(t, _)| t.as_str()).unwrap())
+                .collect();
+            assert_eq!(names, crate::retrieval::analyzer::analyze(text), "{text}");
+        }
+    }
+
+    #[test]
     fn removal_updates_statistics() {
         let mut idx = Index::new();
-        let a = idx.add(words("alpha beta"), [], 0.0);
-        idx.add(words("beta gamma"), [], 0.0);
+        let a = add(&mut idx, "alpha beta", "");
+        add(&mut idx, "beta gamma", "");
         idx.remove(a);
         assert_eq!(idx.live_docs(), 1);
         assert!(idx.score(&terms("alpha"), &Bm25Params::default()).is_empty());
@@ -269,8 +330,8 @@ mod tests {
     #[test]
     fn context_terms_weigh_less_than_text() {
         let mut idx = Index::new();
-        let text = idx.add(words("paris trip"), [], 0.3);
-        let ctx = idx.add(words("lovely photos"), words("paris trip"), 0.3);
+        let text = add(&mut idx, "paris trip", "");
+        let ctx = add(&mut idx, "lovely photos", "paris trip");
         let scored = idx.score(&terms("paris"), &Bm25Params::default());
         let s: HashMap<u32, Scored> = scored.into_iter().map(|s| (s.doc, s)).collect();
         assert!(s[&text].bm25 > s[&ctx].bm25 && s[&ctx].bm25 > 0.0);

@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use crate::entry::Scope;
 use crate::error::{Error, Result};
 use crate::longterm::records::utc_day;
-use analyzer::{analyze_query, Terms};
+use analyzer::analyze_query;
 pub use index::Bm25Params;
 use index::Index;
 
@@ -324,17 +324,23 @@ impl SearchIndex {
 
     /// Adds (or replaces) a document.
     pub fn add(&mut self, doc: IndexDoc) -> Result<()> {
-        let terms = Terms::of(&doc.text);
-        self.add_analyzed(doc, &terms)
+        let terms = self.index.intern(&doc.text);
+        self.add_interned(doc, &terms)
     }
 
-    /// [`SearchIndex::add`] of a document whose text's terms were made
-    /// beforehand: while its store was still being read.
-    pub fn add_analyzed(&mut self, doc: IndexDoc, terms: &Terms) -> Result<()> {
+    /// The terms of `text` as this index numbers them, for
+    /// [`SearchIndex::add_interned`]: a text can be analyzed apart from its
+    /// indexing (while its store is still being read).
+    pub fn intern(&mut self, text: &str) -> Vec<u32> {
+        self.index.intern(text)
+    }
+
+    /// [`SearchIndex::add`] of a document whose text this index interned.
+    pub fn add_interned(&mut self, doc: IndexDoc, terms: &[u32]) -> Result<()> {
         let unit = doc.embedding.as_deref().map(|v| self.unit(v)).transpose()?;
         self.remove(&doc.id);
-        let context = doc.context.as_deref().map(Terms::of).unwrap_or_default();
-        let n = self.index.add(terms.iter(), context.iter(), self.params.context_weight);
+        let context = doc.context.as_deref().map(|c| self.index.intern(c)).unwrap_or_default();
+        let n = self.index.add(terms, &context, self.params.context_weight);
         self.by_id.insert(doc.id.clone(), n);
         // The normalized copy in `vectors` is what search reads; keeping the
         // raw one too would double the memory of a hybrid index.
