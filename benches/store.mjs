@@ -97,6 +97,8 @@ console.table([
   { path: "core only, native: one write per call (per s)", "agent-memory remember": spread(core.writes_per_s) },
   { path: "core only, native: batches of 100 (per s)", "agent-memory remember": spread(core.batch_writes_per_s) },
   { path: "core only, native: open 10,000 until the first search (ms)", "agent-memory remember": spread(core.open_10k_ms) },
+  { path: "core only, native: into those 10,000, one write per call (per s)", "agent-memory remember": spread(core.into_10k_writes_per_s) },
+  { path: "core only, native: into those 10,000, a batch of 100 (per s)", "agent-memory remember": spread(core.into_10k_batch_writes_per_s) },
   { path: "Node: open 1,000 over an adapter whose every call waits 5 ms (ms)", "agent-memory remember": spread(remoteOpen) },
 ]);
 console.log("Core only: the same calls and texts natively (cargo bench --bench store), on an in-memory store with no");
@@ -134,5 +136,7 @@ console.log(JSON.stringify({
   core_writes_per_s: Math.round(median(core.writes_per_s)),
   core_batch_writes_per_s: Math.round(median(core.batch_writes_per_s)),
   core_open_10k_ms: m(core.open_10k_ms),
+  core_into_10k_writes_per_s: Math.round(median(core.into_10k_writes_per_s)),
+  core_into_10k_batch_writes_per_s: Math.round(median(core.into_10k_batch_writes_per_s)),
   remote_open_ms: m(remoteOpen),
 }));

@@ -7,8 +7,10 @@
 //! many as 10,000. Each figure is measured `RUNS` times (default 5) on a
 //! fresh in-memory store, with the ports the tests use: the write paths of
 //! the browser page (200 `remember`s, 1,000 memories by `rememberMany` of
-//! 100), and opening 10,000 memories until the first search answers. Prints
-//! one JSON object of the runs.
+//! 100), opening 10,000 memories until the first search answers, and
+//! writing into those 10,000 once a first write made their dedup
+//! fingerprints (one `rememberMany` of 100, 20 `remember`s).
+//! Prints one JSON object of the runs.
 
 use std::rc::Rc;
 use std::time::Instant;
@@ -94,11 +96,38 @@ fn main() {
             .len();
         opened.push(t.elapsed().as_secs_f64() * 1000.0);
     }
+    // Into a namespace of 10,000: what a long-lived user's writes cost,
+    // each new memory deduplicated against every stored one of its scope.
+    // New texts: the first words of one stored text, the last of another.
+    let (mut single_10k, mut batched_10k) = (Vec::new(), Vec::new());
+    let crossed = |i: usize| {
+        let (a, b) = (&texts[i % texts.len()], &texts[(i + texts.len() / 2) % texts.len()]);
+        let head: Vec<&str> = a.split_whitespace().take(4).collect();
+        let tail: Vec<&str> = b.split_whitespace().skip(4).collect();
+        format!("{} {}", head.join(" "), tail.join(" "))
+    };
+    for run in 0..runs {
+        let m = open(store.clone());
+        let fresh: Vec<String> = (run * 121..run * 121 + 121).map(crossed).collect();
+        // The first write after opening makes every stored memory's dedup
+        // fingerprint; what follows is the steady state.
+        block_on(m.remember(memories(&fresh[120..]).remove(0))).expect("remember");
+        let t = Instant::now();
+        block_on(m.remember_many(memories(&fresh[..100]))).expect("rememberMany");
+        batched_10k.push(100.0 / t.elapsed().as_secs_f64());
+        let t = Instant::now();
+        for entry in memories(&fresh[100..120]) {
+            block_on(m.remember(entry)).expect("remember");
+        }
+        single_10k.push(20.0 / t.elapsed().as_secs_f64());
+    }
     let list = |xs: &[f64]| xs.iter().map(|x| format!("{x:.1}")).collect::<Vec<_>>().join(",");
     println!(
-        "{{\"writes_per_s\":[{}],\"batch_writes_per_s\":[{}],\"open_10k_ms\":[{}],\"held\":{held},\"hits\":{hits}}}",
+        "{{\"writes_per_s\":[{}],\"batch_writes_per_s\":[{}],\"open_10k_ms\":[{}],\"into_10k_writes_per_s\":[{}],\"into_10k_batch_writes_per_s\":[{}],\"held\":{held},\"hits\":{hits}}}",
         list(&single),
         list(&batched),
-        list(&opened)
+        list(&opened),
+        list(&single_10k),
+        list(&batched_10k)
     );
 }

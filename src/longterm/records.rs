@@ -358,13 +358,20 @@ impl Records {
         // with its fingerprint, looked up once per batch rather than per pair.
         let mut valid: Vec<&MemoryEntry> = self.entries.values().filter(|e| e.is_valid()).collect();
         valid.sort_by_key(|e| std::cmp::Reverse(e.timestamp));
-        for e in &valid {
-            if !self.fingerprints.contains_key(&e.id) {
-                self.fingerprints.insert(e.id.clone(), Fingerprint::new(&e.content));
+        // One lookup each when every fingerprint is made, the usual case.
+        let made =
+            valid.iter().map(|&e| Some((e, self.fingerprints.get(&e.id)?))).collect::<Option<Vec<_>>>();
+        let existing: Vec<(&MemoryEntry, &Fingerprint)> = match made {
+            Some(existing) => existing,
+            None => {
+                for e in &valid {
+                    if !self.fingerprints.contains_key(&e.id) {
+                        self.fingerprints.insert(e.id.clone(), Fingerprint::new(&e.content));
+                    }
+                }
+                valid.iter().map(|&e| (e, &self.fingerprints[&e.id])).collect()
             }
-        }
-        let existing: Vec<(&MemoryEntry, &Fingerprint)> =
-            valid.into_iter().map(|e| (e, &self.fingerprints[&e.id])).collect();
+        };
         // With whether it is stored as new.
         let mut batch: Vec<(Fingerprint, &MemoryEntry, bool)> = Vec::new();
         'entries: for entry in entries {
