@@ -3,7 +3,7 @@
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 
-use super::Store;
+use super::{Parts, Store};
 use crate::error::Result;
 use crate::ports::LocalBoxFuture;
 
@@ -57,11 +57,7 @@ impl Store for MemoryStore {
 
     /// Parts of [`PART`] records, the last part first: what the tests run
     /// on is a scan in parts, in an order no caller can count on.
-    fn scan<'a>(
-        &'a self,
-        prefix: &'a str,
-        page: &'a mut dyn FnMut(Vec<(String, String)>),
-    ) -> LocalBoxFuture<'a, Result<()>> {
+    fn scan<'a>(&'a self, prefix: &'a str, page: Parts<'a>) -> LocalBoxFuture<'a, Result<()>> {
         Box::pin(async move {
             let items = self.list(prefix).await?;
             for part in items.rchunks(PART) {

@@ -19,6 +19,9 @@ pub use sealed::{EncryptionStats, SealedStore};
 use crate::error::Result;
 use crate::ports::LocalBoxFuture;
 
+/// Where [`Store::scan`] hands its parts: each a run of `(key, value)`.
+pub type Parts<'a> = &'a mut dyn FnMut(Vec<(String, String)>);
+
 pub trait Store {
     fn get<'a>(&'a self, key: &'a str) -> LocalBoxFuture<'a, Result<Option<String>>>;
 
@@ -38,11 +41,7 @@ pub trait Store {
     /// not their sum. Every key comes in exactly one part, parts in no
     /// promised order; after an error, what was handed over is not the
     /// whole. Here one part, from `list`.
-    fn scan<'a>(
-        &'a self,
-        prefix: &'a str,
-        page: &'a mut dyn FnMut(Vec<(String, String)>),
-    ) -> LocalBoxFuture<'a, Result<()>> {
+    fn scan<'a>(&'a self, prefix: &'a str, page: Parts<'a>) -> LocalBoxFuture<'a, Result<()>> {
         Box::pin(async move {
             page(self.list(prefix).await?);
             Ok(())

@@ -40,7 +40,7 @@ use crate::base64::{base64, unbase64};
 use crate::error::{Error, ErrorCode, Result};
 use crate::ports::cipher::{NONCE_LEN, TAG_LEN};
 use crate::ports::{Cipher, LocalBoxFuture};
-use crate::store::{DamageLog, Store};
+use crate::store::{DamageLog, Parts, Store};
 
 const PREFIX: &str = "amenc1.";
 
@@ -364,11 +364,7 @@ impl Store for SealedStore {
     /// A plain namespace's parts go through as they are read; sealed values
     /// are opened together (WebCrypto is asynchronous), so an encrypted one
     /// is listed whole, then handed over as one part.
-    fn scan<'a>(
-        &'a self,
-        prefix: &'a str,
-        page: &'a mut dyn FnMut(Vec<(String, String)>),
-    ) -> LocalBoxFuture<'a, Result<()>> {
+    fn scan<'a>(&'a self, prefix: &'a str, page: Parts<'a>) -> LocalBoxFuture<'a, Result<()>> {
         Box::pin(async move {
             if self.keys.is_some() {
                 page(self.list(prefix).await?);

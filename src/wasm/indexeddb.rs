@@ -45,7 +45,7 @@ use web_sys::{
 use crate::embed::vectors;
 use crate::error::{Error, ErrorCode, Result};
 use crate::ports::LocalBoxFuture;
-use crate::store::Store;
+use crate::store::{Parts, Store};
 
 const SCHEMA_VERSION: u32 = 3;
 const RECORDS: &str = "records";
@@ -480,7 +480,7 @@ impl IndexedDbStore {
     /// transaction (one snapshot): the browser reads part after part while
     /// this tab hands each over as it arrives. The first part is asked for
     /// with the keys, so a namespace of one part costs one round trip.
-    async fn scan_impl(&self, prefix: &str, page: &mut dyn FnMut(Vec<(String, String)>)) -> Result<()> {
+    async fn scan_impl(&self, prefix: &str, page: Parts<'_>) -> Result<()> {
         let (_tx, store) = self.records(IdbTransactionMode::Readonly).await?;
         // Every key that starts with the prefix sorts between it and the
         // prefix followed by the highest UTF-16 code unit.
@@ -543,11 +543,7 @@ impl Store for IndexedDbStore {
         Box::pin(self.list_impl(prefix))
     }
 
-    fn scan<'a>(
-        &'a self,
-        prefix: &'a str,
-        page: &'a mut dyn FnMut(Vec<(String, String)>),
-    ) -> LocalBoxFuture<'a, Result<()>> {
+    fn scan<'a>(&'a self, prefix: &'a str, page: Parts<'a>) -> LocalBoxFuture<'a, Result<()>> {
         Box::pin(self.scan_impl(prefix, page))
     }
 }
