@@ -5,15 +5,17 @@
 //! turned into promises by handing the promise's own `resolve` / `reject` to
 //! `onsuccess` / `onerror`: no Rust closures to keep alive or leak.
 //!
-//! Schema (version 3): `records` holds the port's keys and values (the JSON
-//! text, bare: opening a namespace reads them all, and strings read a little
-//! faster than objects; `npm run bench:store` measures both; vectors are
-//! the exception, kept as `{ model, vector: Float32Array }`). `memories`
-//! mirrors each long-term memory's key with `{ scope, kind, time }`, indexed
-//! under those names, so a host or devtools can count or list one user's
-//! memories by layer, kind or time without parsing a record; both stores
-//! change in one transaction. Version 1 had `records` only; version 2 kept
-//! the index fields inside `records` objects. Opening an older database
+//! Schema (version 4): one store, `records`, holds the port's keys and
+//! values. A long-term memory is kept as `{ v, scope, kind, time }`: its
+//! JSON text with the fields indexed under those names, so a host or
+//! devtools can count or list one user's memories by layer, kind or time
+//! without parsing a record, and a memory is one put (the browser keeps
+//! the index entries with it). Other values are the JSON text bare, and a
+//! vector is `{ model, vector: Float32Array }`. Version 3 mirrored the
+//! index fields in a second store, two puts per memory: a batch took about
+//! 1.7 times as long (`npm run bench:store` prints the raw floors of both
+//! layouts). Version 1 had bare records only; version 2 stored every value
+//! as `{ v }` with the index fields on memories. Opening an older database
 //! migrates it inside the upgrade transaction, so a migration is all or
 //! nothing.
 //!
@@ -47,10 +49,11 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::ports::LocalBoxFuture;
 use crate::store::{Parts, Store};
 
-const SCHEMA_VERSION: u32 = 3;
+const SCHEMA_VERSION: u32 = 4;
 const RECORDS: &str = "records";
-const MEMORIES: &str = "memories";
-/// Index names of `memories`, each on the field of that name.
+/// The store of version 3's index rows, dropped by the migration.
+const MEMORIES_V3: &str = "memories";
+/// Index names of `records`, each on the field of that name.
 const INDEXES: [&str; 3] = ["scope", "kind", "time"];
 /// Records per part of a scan: small enough that a part's handling hides
 /// behind the reading of the next, large enough that the parts' round
@@ -67,62 +70,53 @@ struct Indexed {
     timestamp: f64,
 }
 
-/// The `memories` row of a long-term memory's JSON, or `None` for other keys.
-fn index_row(key: &str, json: &str) -> Option<JsValue> {
-    if !key.starts_with(ENTRY_PREFIX) {
-        return None;
-    }
-    let e: Indexed = serde_json::from_str(json).ok()?;
-    let row = js_sys::Object::new();
-    let _ = js_sys::Reflect::set(&row, &"scope".into(), &JsValue::from_str(&e.scope));
-    let _ = js_sys::Reflect::set(&row, &"kind".into(), &JsValue::from_str(&e.kind));
-    let _ = js_sys::Reflect::set(&row, &"time".into(), &JsValue::from_f64(e.timestamp));
-    Some(row.into())
-}
-
-/// What `records` keeps for a port value: the JSON text bare, except a
-/// vector, kept as `{ model, vector: Float32Array }` (binary, a quarter of
-/// its text's size, readable as numbers in devtools).
+/// What `records` keeps for a port value: a long-term memory's JSON with
+/// its indexed fields; a vector as `{ model, vector: Float32Array }`
+/// (binary, a quarter of its text's size, readable as numbers in
+/// devtools); anything else (a sealed memory too: nothing to index, and
+/// nothing readable may be) the text bare.
 fn stored_value(key: &str, json: &str) -> JsValue {
-    if vectors::id_of(key).is_some() {
+    let set = |row: &js_sys::Object, name: &str, value: &JsValue| {
+        let _ = js_sys::Reflect::set(row, &name.into(), value);
+    };
+    if key.starts_with(ENTRY_PREFIX) {
+        if let Ok(e) = serde_json::from_str::<Indexed>(json) {
+            let row = js_sys::Object::new();
+            set(&row, "v", &JsValue::from_str(json));
+            set(&row, "scope", &JsValue::from_str(&e.scope));
+            set(&row, "kind", &JsValue::from_str(&e.kind));
+            set(&row, "time", &JsValue::from_f64(e.timestamp));
+            return row.into();
+        }
+    } else if vectors::id_of(key).is_some() {
         if let Ok((model, vector)) = vectors::decode(json) {
             let row = js_sys::Object::new();
-            let _ = js_sys::Reflect::set(&row, &"model".into(), &JsValue::from_str(&model));
-            let _ = js_sys::Reflect::set(&row, &"vector".into(), &js_sys::Float32Array::from(&vector[..]));
+            set(&row, "model", &JsValue::from_str(&model));
+            set(&row, "vector", &js_sys::Float32Array::from(&vector[..]).into());
             return row.into();
         }
     }
     JsValue::from_str(json)
 }
 
-/// The port value of a stored record: JSON text bare (versions 1 and 3),
-/// `{ v }` (2), or a vector row.
+/// The port value of a stored record: JSON text bare (versions 1, 3 and
+/// 4), `{ v, ... }` (a memory of 4, any value of 2), or a vector row.
 fn record_text(value: &JsValue) -> Option<String> {
     if let Some(text) = value.as_string() {
         return Some(text);
     }
     let field = |name: &str| js_sys::Reflect::get(value, &name.into()).ok();
-    if let Some(vector) = field("vector").and_then(|v| v.dyn_into::<js_sys::Float32Array>().ok()) {
-        return Some(vectors::encode(&field("model")?.as_string()?, &vector.to_vec()));
+    if let Some(text) = field("v").and_then(|v| v.as_string()) {
+        return Some(text);
     }
-    field("v")?.as_string()
+    let vector = field("vector")?.dyn_into::<js_sys::Float32Array>().ok()?;
+    Some(vectors::encode(&field("model")?.as_string()?, &vector.to_vec()))
 }
 
-/// Issues the puts of `items` (records, and index rows of memories) in
-/// `tx`; aborts it on the first that fails.
-fn put_all(
-    tx: &IdbTransaction,
-    records: &IdbObjectStore,
-    memories: &IdbObjectStore,
-    items: &[(String, String)],
-) -> Result<()> {
+/// Issues the puts of `items` in `tx`; aborts it on the first that fails.
+fn put_all(tx: &IdbTransaction, records: &IdbObjectStore, items: &[(String, String)]) -> Result<()> {
     for (k, v) in items {
-        let key = JsValue::from_str(k);
-        let mut put = records.put_with_key(&stored_value(k, v), &key).map(|_| ());
-        if let (Ok(()), Some(row)) = (&put, index_row(k, v)) {
-            put = memories.put_with_key(&row, &key).map(|_| ());
-        }
-        if let Err(e) = put {
+        if let Err(e) = records.put_with_key(&stored_value(k, v), &JsValue::from_str(k)) {
             let _ = tx.abort();
             return Err(idb_error("put", e));
         }
@@ -140,44 +134,34 @@ fn upgrade(
     let tx = tx.ok_or_else(|| JsValue::from_str("no upgrade transaction"))?;
     let records =
         if names.contains(RECORDS) { tx.object_store(RECORDS)? } else { db.create_object_store(RECORDS)? };
-    let memories = if names.contains(MEMORIES) {
-        tx.object_store(MEMORIES)?
-    } else {
-        let store = db.create_object_store(MEMORIES)?;
-        for name in INDEXES {
+    if names.contains(MEMORIES_V3) {
+        db.delete_object_store(MEMORIES_V3)?;
+    }
+    let existing = records.index_names();
+    for name in INDEXES {
+        if !existing.contains(name) {
             let params = web_sys::IdbIndexParameters::new();
             params.set_unique(false);
-            store.create_index_with_str_and_optional_parameters(name, name, &params)?;
-        }
-        store
-    };
-    if old_version == 2 {
-        // Version 2 indexed objects inside `records`.
-        let existing = records.index_names();
-        for name in INDEXES {
-            if existing.contains(name) {
-                records.delete_index(name)?;
-            }
+            records.create_index_with_str_and_optional_parameters(name, name, &params)?;
         }
     }
-    if old_version == 1 || old_version == 2 {
+    if (1..SCHEMA_VERSION).contains(&old_version) {
         let keys = records.get_all_keys()?;
         let values = records.get_all()?;
         // Requests of one transaction complete in order: when the values
         // are in, so are the keys. Puts issued here join the same upgrade.
         let rewrite = Closure::once_into_js({
-            let (records, memories, keys, values) =
-                (records.clone(), memories.clone(), keys.clone(), values.clone());
+            let (records, keys, values) = (records.clone(), keys.clone(), values.clone());
             move |_: web_sys::Event| {
                 let (Ok(keys), Ok(values)) = (keys.result(), values.result()) else { return };
                 let (keys, values): (Array, Array) = (keys.unchecked_into(), values.unchecked_into());
                 for (k, v) in keys.iter().zip(values.iter()) {
                     let (Some(key), Some(json)) = (k.as_string(), record_text(&v)) else { continue };
-                    if !v.is_string() {
-                        let _ = records.put_with_key(&JsValue::from_str(&json), &k);
-                    }
-                    if let Some(row) = index_row(&key, &json) {
-                        let _ = memories.put_with_key(&row, &k);
+                    // Memories take their indexed fields; version 2's
+                    // `{ v }` of anything else becomes the bare text.
+                    let is_vector_row = !v.is_string() && vectors::id_of(&key).is_some();
+                    if key.starts_with(ENTRY_PREFIX) || !(v.is_string() || is_vector_row) {
+                        let _ = records.put_with_key(&stored_value(&key, &json), &k);
                     }
                 }
             }
@@ -407,14 +391,6 @@ impl IndexedDbStore {
         Ok((tx, store))
     }
 
-    /// A write transaction over both stores.
-    async fn both(&self) -> Result<(IdbTransaction, IdbObjectStore, IdbObjectStore)> {
-        let tx = self.transaction(&[RECORDS, MEMORIES], IdbTransactionMode::Readwrite).await?;
-        let records = tx.object_store(RECORDS).map_err(|e| idb_error("transaction", e))?;
-        let memories = tx.object_store(MEMORIES).map_err(|e| idb_error("transaction", e))?;
-        Ok((tx, records, memories))
-    }
-
     async fn get_impl(&self, key: &str) -> Result<Option<String>> {
         let (_tx, store) = self.records(IdbTransactionMode::Readonly).await?;
         let req = store.get(&JsValue::from_str(key)).map_err(|e| idb_error("get", e))?;
@@ -425,8 +401,8 @@ impl IndexedDbStore {
         if items.is_empty() {
             return Ok(());
         }
-        let (tx, records, memories) = self.both().await?;
-        put_all(&tx, &records, &memories, &items)?;
+        let (tx, records) = self.records(IdbTransactionMode::Readwrite).await?;
+        put_all(&tx, &records, &items)?;
         transaction_done(&tx, "put").await
     }
 
@@ -439,12 +415,12 @@ impl IndexedDbStore {
         expected: Option<&str>,
         items: Vec<(String, String)>,
     ) -> Result<bool> {
-        let (tx, records, memories) = self.both().await?;
+        let (tx, records) = self.records(IdbTransactionMode::Readwrite).await?;
         let req = records.get(&JsValue::from_str(check)).map_err(|e| idb_error("get", e))?;
         if record_text(&request_done(&req, "get").await?).as_deref() != expected {
             return Ok(false);
         }
-        put_all(&tx, &records, &memories, &items)?;
+        put_all(&tx, &records, &items)?;
         transaction_done(&tx, "put").await?;
         Ok(true)
     }
@@ -453,14 +429,9 @@ impl IndexedDbStore {
         if keys.is_empty() {
             return Ok(());
         }
-        let (tx, records, memories) = self.both().await?;
+        let (tx, records) = self.records(IdbTransactionMode::Readwrite).await?;
         for k in &keys {
-            let key = JsValue::from_str(k);
-            let mut delete = records.delete(&key).map(|_| ());
-            if delete.is_ok() && k.starts_with(ENTRY_PREFIX) {
-                delete = memories.delete(&key).map(|_| ());
-            }
-            if let Err(e) = delete {
+            if let Err(e) = records.delete(&JsValue::from_str(k)) {
                 let _ = tx.abort();
                 return Err(idb_error("delete", e));
             }

@@ -225,18 +225,19 @@ test("the LLM pipeline runs in Chromium with the page's fetch against a local se
   }
 });
 
-for (const from of [1, 2]) {
-  test(`a version-${from} IndexedDB database migrates to version 3 with indexes by scope, kind and time`, async () => {
+for (const from of [1, 2, 3]) {
+  test(`a version-${from} IndexedDB database migrates to version 4: each memory one record, indexed by scope, kind and time`, async () => {
     const r = await runPage(browser, `${base}tests/browser/schema.html?ns=schema${from}-${Date.now()}&from=${from}`, "__result");
     assert.equal(r.error, undefined, r.error);
     assert.deepEqual(r.memories, ["Answers with code first", "Lives in Lisbon", "Prefers Rust for systems code"]);
     assert.deepEqual(r.timestamps, [1_600_000_000_000, 1_700_000_000_000, 1_700_000_000_000], "timestamps kept");
     assert.deepEqual(r.messages, ["hello"]);
-    assert.equal(r.version, 3);
-    assert.deepEqual(r.stores, ["memories", "records"]);
-    assert.deepEqual(r.recordIndexes, []);
-    assert.equal(r.bareValues, true);
+    assert.equal(r.version, 4);
+    assert.deepEqual(r.stores, ["records"]);
     assert.deepEqual(r.indexes, ["kind", "scope", "time"]);
+    assert.equal(r.memoryKeys, 4);
+    assert.equal(r.memoryRows, 4, "every memory carries its indexed fields");
+    assert.equal(r.otherBare, true);
     assert.equal(r.users, 3);
     assert.equal(r.agent, 1);
     assert.equal(r.facts, 4);
