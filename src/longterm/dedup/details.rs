@@ -170,7 +170,7 @@ fn stem(word: &str) -> &str {
 impl Details {
     pub fn new(text: &str) -> Details {
         let mut d = Details::default();
-        let mut negations = 0u32;
+        let (mut negations, mut cjk_negations) = (0u32, 0u32);
         let mut digits = String::new();
         let mut numerals = String::new();
         let flush = |run: &mut String, out: &mut Vec<String>| {
@@ -189,13 +189,15 @@ impl Details {
                     d.numbers.push(trimmed);
                 }
             }
-            if CJK_NUMERALS.contains(c) {
+            // ASCII is neither a CJK numeral nor a negation character: most
+            // text skips both lookups.
+            if !c.is_ascii() && CJK_NUMERALS.contains(c) {
                 numerals.push(c);
             } else {
                 flush(&mut numerals, &mut d.numbers);
             }
-            if CJK_NEGATIONS.contains(&c) {
-                negations += 1;
+            if !c.is_ascii() && CJK_NEGATIONS.contains(&c) {
+                cjk_negations += 1;
             }
         }
         let trimmed = digits.trim_end_matches([':', '.', ',']).to_string();
@@ -227,12 +229,12 @@ impl Details {
             d.words.insert(lower);
         }
         // Polarity of CJK text: its negation characters, out of the core too.
-        let cjk_core: String = text.chars().filter(|c| !CJK_NEGATIONS.contains(c)).collect();
-        if cjk_core.chars().count() != text.chars().count() {
+        if cjk_negations > 0 {
+            let cjk_core: String = text.chars().filter(|c| !CJK_NEGATIONS.contains(c)).collect();
             d.core = vec![crate::longterm::dedup::normalize(&cjk_core)];
         }
         d.numbers.sort();
-        d.negative = negations % 2 == 1;
+        d.negative = (negations + cjk_negations) % 2 == 1;
         d
     }
 
