@@ -70,17 +70,18 @@ struct Indexed {
     timestamp: f64,
 }
 
+thread_local! {
+    /// The field names of a memory's record (`v` first), made into JS
+    /// strings once rather than for every memory written or read.
+    static FIELDS: [JsValue; 4] = ["v", "scope", "kind", "time"].map(JsValue::from_str);
+}
+
 /// What `records` keeps for a port value: a long-term memory's JSON with
 /// its indexed fields; a vector as `{ model, vector: Float32Array }`
 /// (binary, a quarter of its text's size, readable as numbers in
 /// devtools); anything else (a sealed memory too: nothing to index, and
 /// nothing readable may be) the text bare.
 fn stored_value(key: &str, json: &str) -> JsValue {
-    thread_local! {
-        /// The field names of a memory's record, made into JS strings once
-        /// rather than four times per memory written.
-        static FIELDS: [JsValue; 4] = ["v", "scope", "kind", "time"].map(JsValue::from_str);
-    }
     let set = |row: &js_sys::Object, name: &str, value: &JsValue| {
         let _ = js_sys::Reflect::set(row, &name.into(), value);
     };
@@ -114,7 +115,8 @@ fn record_text(value: &JsValue) -> Option<String> {
         return Some(text);
     }
     let field = |name: &str| js_sys::Reflect::get(value, &name.into()).ok();
-    if let Some(text) = field("v").and_then(|v| v.as_string()) {
+    let v = FIELDS.with(|names| js_sys::Reflect::get(value, &names[0]).ok());
+    if let Some(text) = v.and_then(|v| v.as_string()) {
         return Some(text);
     }
     let vector = field("vector")?.dyn_into::<js_sys::Float32Array>().ok()?;
