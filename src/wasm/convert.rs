@@ -65,7 +65,13 @@ pub(crate) fn from_js<T: serde::de::DeserializeOwned>(
     // nested option (`budget: { contextWindw }`) would pass unseen; serde_json
     // honours `deny_unknown_fields` at every depth. Only its unknown-field
     // verdict counts: JSON has no NaN or undefined, which the read above
-    // already judged.
+    // already judged. With no object or array among the fields there is no
+    // depth the check above missed, and the common flat input (a memory of
+    // `rememberMany`) is spared a stringify and two parses.
+    let nested = js_sys::Object::values(value.unchecked_ref::<js_sys::Object>()).iter().any(|v| v.is_object());
+    if !nested {
+        return Ok(parsed);
+    }
     if let Err(e) = json_of(&value, what).and_then(|json| {
         serde_json::from_str::<serde::de::IgnoredAny>(&json).map_err(|_| JsValue::NULL)?;
         serde_json::from_str::<T>(&json).map(drop).map_err(|e| JsValue::from_str(&e.to_string()))
