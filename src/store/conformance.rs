@@ -65,8 +65,10 @@ pub async fn run(store: &dyn Store) -> Result<()> {
     check(store.get("entry/a").await?.as_deref() == Some("{\"n\":3}"), "put overwrites")?;
 
     // Check-and-write: nothing when the check fails, all when it holds.
-    check(!store.put_many_if("gen", Some("1"), vec![kv("entry/c", "x")]).await?, "a failed check writes")?;
+    let overwrite = vec![kv("entry/c", "x"), kv("entry/a", "{\"n\":4}")];
+    check(!store.put_many_if("gen", Some("1"), overwrite).await?, "a failed check writes")?;
     check(store.get("entry/c").await?.is_none(), "a failed check wrote nothing")?;
+    check(store.get("entry/a").await?.as_deref() == Some("{\"n\":3}"), "a failed check overwrote nothing")?;
     check(
         store.put_many_if("gen", None, vec![kv("gen", "1"), kv("entry/c", "x")]).await?,
         "a check of an absent key",

@@ -231,16 +231,23 @@ fn request_done(
     }
 }
 
-/// Waits for a transaction to commit (or fail, or abort).
-async fn transaction_done(tx: &IdbTransaction, context: &str) -> Result<()> {
+/// Waits for a transaction to commit (or fail, or abort); like
+/// [`request_done`], the handlers are set at the call.
+fn transaction_done(
+    tx: &IdbTransaction,
+    context: &'static str,
+) -> impl std::future::Future<Output = Result<()>> {
     let promise = Promise::new(&mut |resolve, reject| {
         tx.set_oncomplete(Some(&resolve));
         tx.set_onerror(Some(&reject));
         tx.set_onabort(Some(&reject));
     });
-    match JsFuture::from(promise).await {
-        Ok(_) => Ok(()),
-        Err(_) => Err(idb_error(context, tx.error().map_or(JsValue::NULL, JsValue::from))),
+    let tx = tx.clone();
+    async move {
+        match JsFuture::from(promise).await {
+            Ok(_) => Ok(()),
+            Err(_) => Err(idb_error(context, tx.error().map_or(JsValue::NULL, JsValue::from))),
+        }
     }
 }
 
@@ -416,9 +423,11 @@ impl IndexedDbStore {
         transaction_done(&tx, "put").await
     }
 
-    /// The check and the write in one transaction: the read's result
-    /// arrives while the transaction is still active (promise reactions run
-    /// before it can commit), so the puts join it.
+    /// The check and the write in one transaction, asked for together: the
+    /// puts queue behind the read, so the browser is already writing while
+    /// the read's answer comes back, and a check that fails aborts the
+    /// transaction, which discards them (requests complete in order, and the
+    /// read's answer arrives before the transaction can commit).
     async fn put_many_if_impl(
         &self,
         check: &str,
@@ -427,11 +436,16 @@ impl IndexedDbStore {
     ) -> Result<bool> {
         let (tx, records) = self.records(IdbTransactionMode::Readwrite).await?;
         let req = records.get(&JsValue::from_str(check)).map_err(|e| idb_error("get", e))?;
-        if record_text(&request_done(&req, "get").await?).as_deref() != expected {
+        let current = request_done(&req, "get");
+        put_all(&tx, &records, &items)?;
+        let done = transaction_done(&tx, "put");
+        if record_text(&current.await?).as_deref() != expected {
+            let _ = tx.abort();
+            // Settled before the caller reads again: the abort's event.
+            let _ = done.await;
             return Ok(false);
         }
-        put_all(&tx, &records, &items)?;
-        transaction_done(&tx, "put").await?;
+        done.await?;
         Ok(true)
     }
 
