@@ -28,7 +28,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::entry::{Kind, MemoryEntry, Scope};
 use crate::error::{Error, ErrorCode, Result};
-use crate::longterm::dedup::{relation_of, Change, DedupOptions, Fingerprint, Relation, Similarity};
+use crate::longterm::dedup::{
+    may_relate, relation_of, Change, DedupOptions, Fingerprint, Probe, Relation, Similarity,
+};
 use crate::ports::clock::Clock;
 use crate::store::{damage, DamageLog, Store};
 
@@ -161,6 +163,19 @@ pub struct Records {
     /// What changed since the index last caught up: a write then costs the
     /// index its own memories, not a comparison with every one.
     changes: Changes,
+    /// Dedup's probes of the valid memories, kept between writes: `None`
+    /// until a plan needs them, and again after any change but new
+    /// memories stored (those are added at the next plan).
+    probes: Option<Rc<Probes>>,
+}
+
+/// The valid memories' probes, in no order, with their ids alongside (the
+/// probes stay packed), and the ids of memories stored since.
+#[derive(Clone, Default)]
+struct Probes {
+    probes: Vec<Probe>,
+    ids: Vec<String>,
+    pending: Vec<String>,
 }
 
 impl Records {
@@ -192,6 +207,7 @@ impl Records {
             storage_bytes: 0,
             damage,
             changes: Changes::All,
+            probes: None,
         };
         lt.reload(loaded).await?;
         let now = lt.clock.now_ms();
@@ -212,6 +228,7 @@ impl Records {
     async fn reload(&mut self, loaded: &mut dyn FnMut(&MemoryEntry)) -> Result<()> {
         self.entries.clear();
         self.fingerprints.clear();
+        self.probes = None;
         self.storage_bytes = 0;
         self.changes = Changes::All;
         // The generation first: a write that lands between it and the lists
@@ -335,6 +352,13 @@ impl Records {
         }
         for ((_, json), e) in items.iter().zip(entries) {
             let old = self.entries.get(&e.id);
+            match (self.probes.as_mut().and_then(Rc::get_mut), old) {
+                (Some(probes), None) if e.is_valid() => probes.pending.push(e.id.clone()),
+                (Some(_), None) => {}
+                // A memory rewritten (expired, restored, imported anew), or
+                // probes still shared with a plan.
+                _ => self.probes = None,
+            }
             // A fingerprint depends on the text alone: an expiry keeps it.
             if old.is_some_and(|o| o.content != e.content) {
                 self.fingerprints.remove(&e.id);
@@ -347,6 +371,25 @@ impl Records {
         Ok(true)
     }
 
+    /// The probes of the valid memories, made whole or for those stored
+    /// since (each memory's fingerprint made on first use); held here
+    /// again, unless a change drops them, once the plan is made.
+    fn caught_up_probes(&mut self) -> Rc<Probes> {
+        let mut probes = self.probes.take().map(Rc::unwrap_or_clone).unwrap_or_else(|| Probes {
+            pending: self.entries.values().filter(|e| e.is_valid()).map(|e| e.id.clone()).collect(),
+            ..Probes::default()
+        });
+        for id in std::mem::take(&mut probes.pending) {
+            let Some(e) = self.entries.get(&id) else { continue };
+            let fp = self.fingerprints.entry(id.clone()).or_insert_with(|| Fingerprint::new(&e.content));
+            probes.probes.push(Probe::new(fp, &e.scope));
+            probes.ids.push(id);
+        }
+        let probes = Rc::new(probes);
+        self.probes = Some(probes.clone());
+        probes
+    }
+
     /// What remembering `entries` does against the view held: each is
     /// deduplicated against the valid memories of its scope and the
     /// batch's earlier ones.
@@ -354,31 +397,33 @@ impl Records {
         let mut outcomes: Vec<Option<Remembered>> = Vec::with_capacity(entries.len());
         let mut new_entries: Vec<MemoryEntry> = Vec::new();
         let mut supersessions = Vec::new();
-        // Newest first, so a duplicate reports the most recent match; each
-        // with its fingerprint, looked up once per batch rather than per pair.
-        let mut valid: Vec<&MemoryEntry> = self.entries.values().filter(|e| e.is_valid()).collect();
-        valid.sort_by_key(|e| std::cmp::Reverse(e.timestamp));
-        // One lookup each when every fingerprint is made, the usual case.
-        let made =
-            valid.iter().map(|&e| Some((e, self.fingerprints.get(&e.id)?))).collect::<Option<Vec<_>>>();
-        let existing: Vec<(&MemoryEntry, &Fingerprint)> = match made {
-            Some(existing) => existing,
-            None => {
-                for e in &valid {
-                    if !self.fingerprints.contains_key(&e.id) {
-                        self.fingerprints.insert(e.id.clone(), Fingerprint::new(&e.content));
-                    }
-                }
-                valid.iter().map(|&e| (e, &self.fingerprints[&e.id])).collect()
-            }
-        };
-        // With whether it is stored as new.
+        let probes = self.caught_up_probes();
+        // With whether it is stored as new; their probes alongside.
         let mut batch: Vec<(Fingerprint, &MemoryEntry, bool)> = Vec::new();
+        let mut batch_probes: Vec<Probe> = Vec::new();
         'entries: for entry in entries {
             let fp = Fingerprint::new(&entry.content);
+            let probe = Probe::new(&fp, &entry.scope);
+            // The stored memories the probes cannot rule out, newest first,
+            // so a duplicate reports the most recent match.
+            let mut candidates: Vec<&MemoryEntry> = Vec::new();
+            for (i, p) in probes.probes.iter().enumerate() {
+                if may_relate(&probe, p, dedup) {
+                    candidates.extend(self.entries.get(&probes.ids[i]).filter(|old| old.scope == entry.scope));
+                }
+            }
+            candidates.sort_by(|a, b| b.timestamp.cmp(&a.timestamp).then_with(|| a.id.cmp(&b.id)));
             let mut replaced = Vec::new();
             let mut change = None;
-            for &(old, old_fp) in existing.iter().filter(|(e, _)| e.scope == entry.scope) {
+            for old in candidates {
+                let made;
+                let old_fp = match self.fingerprints.get(&old.id) {
+                    Some(fp) => fp,
+                    None => {
+                        made = Fingerprint::new(&old.content);
+                        &made
+                    }
+                };
                 match relation_of(&fp, old_fp, dedup) {
                     Relation::Duplicate(similarity) => {
                         let existing = old.clone();
@@ -393,7 +438,10 @@ impl Records {
                     Relation::Unrelated => {}
                 }
             }
-            for (other_fp, other, _) in batch.iter().rev().filter(|(_, o, _)| o.scope == entry.scope) {
+            for (k, (other_fp, other, _)) in batch.iter().enumerate().rev() {
+                if other.scope != entry.scope || !may_relate(&probe, &batch_probes[k], dedup) {
+                    continue;
+                }
                 if let Relation::Duplicate(similarity) = relation_of(&fp, other_fp, dedup) {
                     let existing = (*other).clone();
                     outcomes.push(Some(Remembered::Duplicate { existing, similarity }));
@@ -409,6 +457,7 @@ impl Records {
                 outcomes.push(None);
             }
             batch.push((fp, entry, new));
+            batch_probes.push(probe);
         }
         let fingerprints =
             batch.into_iter().filter(|(_, _, new)| *new).map(|(fp, e, _)| (e.id.clone(), fp)).collect();
@@ -677,6 +726,7 @@ impl Records {
         }
         self.entries.clear();
         self.fingerprints.clear();
+        self.probes = None;
         self.processed.clear();
         self.set_generation(generation);
         self.storage_bytes = 0;
@@ -695,6 +745,7 @@ impl Records {
         for id in &ids {
             self.damage.repaired(&entry_key(id));
         }
+        self.probes = None;
         for id in ids {
             self.changed(&id);
             self.fingerprints.remove(&id);
@@ -968,6 +1019,46 @@ mod tests {
         let mut agent = env.fact("I like Java");
         agent.scope = Scope::Agent("coder".into());
         assert!(matches!(block_on(again.remember(agent)).unwrap(), Remembered::Stored { .. }));
+    }
+
+    #[test]
+    fn dedup_follows_every_change_to_the_view() {
+        // Dedup's probes are kept between writes: each step checks they
+        // took in the change before it (a store, an expiry, a restore, a
+        // deletion, another instance's write).
+        let env = Env::new();
+        let mut lt = env.open();
+        let id_of = |r: Remembered| match r {
+            Remembered::Stored { entry } | Remembered::Superseded { entry, .. } => entry.id,
+            r => panic!("{r:?}"),
+        };
+        let duplicate_of = |r: Remembered| match r {
+            Remembered::Duplicate { existing, .. } => existing.id,
+            r => panic!("{r:?}"),
+        };
+        let tea = id_of(block_on(lt.remember(env.fact("Likes tea in the morning"))).unwrap());
+        id_of(block_on(lt.remember(env.fact("Lives in Lisbon"))).unwrap());
+        assert_eq!(duplicate_of(block_on(lt.remember(env.fact("likes tea in the morning."))).unwrap()), tea);
+        let fuller = block_on(lt.remember(env.fact("Likes tea in the morning and coffee at night"))).unwrap();
+        let fuller = id_of(fuller);
+        assert_eq!(duplicate_of(block_on(lt.remember(env.fact("Likes tea in the morning"))).unwrap()), fuller);
+        block_on(lt.undo(&fuller)).unwrap();
+        assert_eq!(duplicate_of(block_on(lt.remember(env.fact("likes tea in the morning"))).unwrap()), tea);
+        assert!(block_on(lt.forget(&tea)).unwrap());
+        let again = id_of(block_on(lt.remember(env.fact("Likes tea in the morning"))).unwrap());
+        // Another instance's memory reaches this one's dedup at its next write.
+        let mut other = env.open();
+        let lisbon = block_on(other.remember(env.fact("Has a cat named Miso"))).unwrap();
+        let miso = id_of(lisbon);
+        assert!(block_on(lt.remember(env.fact("has a cat named Miso!"))).is_ok_and(|r| duplicate_of(r) == miso));
+        assert_eq!(duplicate_of(block_on(lt.remember(env.fact("likes tea in the morning"))).unwrap()), again);
+        // Forgotten, then imported back under its id: one memory to compare.
+        let doc = lt.export();
+        assert!(block_on(lt.forget(&again)).unwrap());
+        block_on(lt.import(doc)).unwrap();
+        let r = block_on(lt.remember(env.fact("Likes tea in the morning with honey"))).unwrap();
+        let Remembered::Superseded { superseded, .. } = r else { panic!("{r:?}") };
+        assert_eq!(superseded, [again]);
     }
 
     #[test]

@@ -260,6 +260,12 @@ impl Details {
         None
     }
 
+    /// Whether the text is negative, and what it says apart from its
+    /// polarity (what [`Details::contradicts`] compares).
+    pub fn polarity(&self) -> (bool, &[String]) {
+        (self.negative, &self.core)
+    }
+
     /// True when the two say the same thing with opposite polarity
     /// ("Likes spicy food" / "Does not like spicy food").
     pub fn contradicts(&self, other: &Details) -> bool {

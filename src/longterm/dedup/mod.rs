@@ -8,8 +8,10 @@
 //! while bigrams keep the measure meaningful for English and CJK alike.
 
 mod details;
+mod probe;
 
 pub use details::{Change, Details};
+pub use probe::{may_relate, Probe};
 
 use rapidfuzz::distance::levenshtein;
 use serde::{Deserialize, Serialize};
@@ -92,6 +94,7 @@ fn jaccard_sorted(x: &[u64], y: &[u64]) -> f64 {
 }
 
 /// How many elements two sorted, deduplicated lists share.
+#[inline(always)]
 fn shared(x: &[u64], y: &[u64]) -> usize {
     let (mut i, mut j, mut inter) = (0, 0, 0usize);
     while i < x.len() && j < y.len() {
@@ -144,12 +147,43 @@ fn bloom(bigrams: &[u64]) -> [u64; 4] {
     bits
 }
 
+// The per-pair helpers below run for every stored memory a new one is
+// compared with. The wasm build inlines little (see .cargo/config.toml), so
+// they are forced inline and written as plain loops over fixed-size arrays:
+// an iterator adapter's closure there stays a call per element, which keeps
+// the loop from being unrolled or vectorized.
+
 /// Whether `small`'s normalized text may occur inside `large`'s.
+#[inline(always)]
 fn may_be_within(small: &Fingerprint, large: &Fingerprint) -> bool {
     if small.normalized.len() >= large.normalized.len() {
         return false;
     }
-    small.one_char || small.bloom.iter().zip(&large.bloom).all(|(s, l)| s & !l == 0)
+    let mut outside = 0;
+    for i in 0..4 {
+        outside |= small.bloom[i] & !large.bloom[i];
+    }
+    small.one_char || outside == 0
+}
+
+/// The bits set in either bloom.
+#[inline(always)]
+fn union_bits(a: &[u64; 4], b: &[u64; 4]) -> u32 {
+    let mut bits = 0;
+    for i in 0..4 {
+        bits += (a[i] | b[i]).count_ones();
+    }
+    bits
+}
+
+/// The L1 distance of two character histograms.
+#[inline(always)]
+fn histogram_distance(a: &[u8; 64], b: &[u8; 64]) -> u32 {
+    let mut l1 = 0u32;
+    for i in 0..64 {
+        l1 += a[i].abs_diff(b[i]) as u32;
+    }
+    l1
 }
 
 impl Fingerprint {
@@ -230,15 +264,14 @@ pub fn similarity_of(new: &Fingerprint, existing: &Fingerprint, opts: &DedupOpti
     // Two upper bounds on the Jaccard before the exact one: the ratio of
     // the set sizes, and |A∩B| <= |A| + |B| - |A∪B| with the union at least
     // as large as the bits it sets in the bloom.
-    let union_bits: u32 = new.bloom.iter().zip(&existing.bloom).map(|(a, b)| (a | b).count_ones()).sum();
+    let union_bits = union_bits(&new.bloom, &existing.bloom);
     let most_shared = (new.bigrams.len() + existing.bigrams.len()).saturating_sub(union_bits as usize);
     let jaccard_bound = if union_bits == 0 { 1.0 } else { most_shared as f64 / union_bits as f64 };
     // The bigrams both share, counted at most once per pair, when a
     // measure needs them.
     let mut shared_once = None;
-    let mut shared_count = || *shared_once.get_or_insert_with(|| shared(&new.bigrams, &existing.bigrams));
     if large > 0 && small as f64 / large as f64 >= opts.jaccard && jaccard_bound >= opts.jaccard {
-        let inter = shared_count();
+        let inter = *shared_once.insert(shared(&new.bigrams, &existing.bigrams));
         let j = inter as f64 / (small + large - inter) as f64;
         if j >= opts.jaccard {
             return Some(Similarity::Jaccard { score: j });
@@ -253,19 +286,19 @@ pub fn similarity_of(new: &Fingerprint, existing: &Fingerprint, opts: &DedupOpti
         let max_edits = ((1.0 - opts.levenshtein) * longest + 1e-9).floor();
         let unique_bound = union_bits as f64 - new.bigrams.len().min(existing.bigrams.len()) as f64;
         let bigram_bound_ok = new.one_char || existing.one_char || unique_bound <= 2.0 * max_edits;
-        let l1: u32 = if bigram_bound_ok {
-            new.histogram.iter().zip(&existing.histogram).map(|(a, b)| a.abs_diff(*b) as u32).sum()
-        } else {
-            u32::MAX
-        };
+        let l1 = if bigram_bound_ok { histogram_distance(&new.histogram, &existing.histogram) } else { u32::MAX };
         let min_distance = l1.div_ceil(2) as f64;
         // The bloom's bound once more, with the bigrams the texts really
         // share: the larger set's bigrams missing from the other are at most
         // two per edit. Most pairs of unrelated texts of the same alphabet
         // get this far and stop here, short of the exact measure.
-        let mut shared_bound_ok =
-            || new.one_char || existing.one_char || (large - shared_count()) as f64 <= 2.0 * max_edits;
-        if bigram_bound_ok && 1.0 - min_distance / longest >= opts.levenshtein && shared_bound_ok() {
+        let within_shared_bound = |inter: usize| (large - inter) as f64 <= 2.0 * max_edits;
+        if bigram_bound_ok
+            && 1.0 - min_distance / longest >= opts.levenshtein
+            && (new.one_char
+                || existing.one_char
+                || within_shared_bound(shared_once.unwrap_or_else(|| shared(&new.bigrams, &existing.bigrams))))
+        {
             // Bit-parallel, and it stops as soon as the cutoff is out of reach.
             let args = levenshtein::Args::default().score_cutoff(opts.levenshtein);
             if let Some(l) = levenshtein::normalized_similarity_with_args(n.chars(), e.chars(), &args) {
