@@ -409,7 +409,8 @@ impl Records {
             let mut candidates: Vec<&MemoryEntry> = Vec::new();
             for (i, p) in probes.probes.iter().enumerate() {
                 if may_relate(&probe, p, dedup) {
-                    candidates.extend(self.entries.get(&probes.ids[i]).filter(|old| old.scope == entry.scope));
+                    candidates
+                        .extend(self.entries.get(&probes.ids[i]).filter(|old| old.scope == entry.scope));
                 }
             }
             candidates.sort_by(|a, b| b.timestamp.cmp(&a.timestamp).then_with(|| a.id.cmp(&b.id)));
@@ -1041,7 +1042,10 @@ mod tests {
         assert_eq!(duplicate_of(block_on(lt.remember(env.fact("likes tea in the morning."))).unwrap()), tea);
         let fuller = block_on(lt.remember(env.fact("Likes tea in the morning and coffee at night"))).unwrap();
         let fuller = id_of(fuller);
-        assert_eq!(duplicate_of(block_on(lt.remember(env.fact("Likes tea in the morning"))).unwrap()), fuller);
+        assert_eq!(
+            duplicate_of(block_on(lt.remember(env.fact("Likes tea in the morning"))).unwrap()),
+            fuller
+        );
         block_on(lt.undo(&fuller)).unwrap();
         assert_eq!(duplicate_of(block_on(lt.remember(env.fact("likes tea in the morning"))).unwrap()), tea);
         assert!(block_on(lt.forget(&tea)).unwrap());
@@ -1050,7 +1054,9 @@ mod tests {
         let mut other = env.open();
         let lisbon = block_on(other.remember(env.fact("Has a cat named Miso"))).unwrap();
         let miso = id_of(lisbon);
-        assert!(block_on(lt.remember(env.fact("has a cat named Miso!"))).is_ok_and(|r| duplicate_of(r) == miso));
+        assert!(
+            block_on(lt.remember(env.fact("has a cat named Miso!"))).is_ok_and(|r| duplicate_of(r) == miso)
+        );
         assert_eq!(duplicate_of(block_on(lt.remember(env.fact("likes tea in the morning"))).unwrap()), again);
         // Forgotten, then imported back under its id: one memory to compare.
         let doc = lt.export();

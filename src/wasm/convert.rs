@@ -68,7 +68,8 @@ pub(crate) fn from_js<T: serde::de::DeserializeOwned>(
     // already judged. With no object or array among the fields there is no
     // depth the check above missed, and the common flat input (a memory of
     // `rememberMany`) is spared a stringify and two parses.
-    let nested = js_sys::Object::values(value.unchecked_ref::<js_sys::Object>()).iter().any(|v| v.is_object());
+    let nested =
+        js_sys::Object::values(value.unchecked_ref::<js_sys::Object>()).iter().any(|v| v.is_object());
     if !nested {
         return Ok(parsed);
     }

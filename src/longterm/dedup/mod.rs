@@ -286,7 +286,8 @@ pub fn similarity_of(new: &Fingerprint, existing: &Fingerprint, opts: &DedupOpti
         let max_edits = ((1.0 - opts.levenshtein) * longest + 1e-9).floor();
         let unique_bound = union_bits as f64 - new.bigrams.len().min(existing.bigrams.len()) as f64;
         let bigram_bound_ok = new.one_char || existing.one_char || unique_bound <= 2.0 * max_edits;
-        let l1 = if bigram_bound_ok { histogram_distance(&new.histogram, &existing.histogram) } else { u32::MAX };
+        let l1 =
+            if bigram_bound_ok { histogram_distance(&new.histogram, &existing.histogram) } else { u32::MAX };
         let min_distance = l1.div_ceil(2) as f64;
         // The bloom's bound once more, with the bigrams the texts really
         // share: the larger set's bigrams missing from the other are at most
@@ -297,7 +298,9 @@ pub fn similarity_of(new: &Fingerprint, existing: &Fingerprint, opts: &DedupOpti
             && 1.0 - min_distance / longest >= opts.levenshtein
             && (new.one_char
                 || existing.one_char
-                || within_shared_bound(shared_once.unwrap_or_else(|| shared(&new.bigrams, &existing.bigrams))))
+                || within_shared_bound(
+                    shared_once.unwrap_or_else(|| shared(&new.bigrams, &existing.bigrams)),
+                ))
         {
             // Bit-parallel, and it stops as soon as the cutoff is out of reach.
             let args = levenshtein::Args::default().score_cutoff(opts.levenshtein);
