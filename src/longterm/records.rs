@@ -164,18 +164,33 @@ pub struct Records {
     /// index its own memories, not a comparison with every one.
     changes: Changes,
     /// Dedup's probes of the valid memories, kept between writes: `None`
-    /// until a plan needs them, and again after any change but new
-    /// memories stored (those are added at the next plan).
+    /// until a plan needs them, and again after a reload or a purge; the
+    /// memories written or deleted since are caught up at the next plan.
     probes: Option<Rc<Probes>>,
 }
 
 /// The valid memories' probes, in no order, with their ids alongside (the
-/// probes stay packed), and the ids of memories stored since.
+/// probes stay packed) and where each id is; the ids of memories rewritten
+/// or deleted since (their probes go) and of memories written since (theirs
+/// come, while they are valid).
 #[derive(Clone, Default)]
 struct Probes {
     probes: Vec<Probe>,
     ids: Vec<String>,
+    at: HashMap<String, usize>,
+    dropped: Vec<String>,
     pending: Vec<String>,
+}
+
+impl Probes {
+    fn drop_probe(&mut self, id: &str) {
+        let Some(i) = self.at.remove(id) else { return };
+        self.probes.swap_remove(i);
+        self.ids.swap_remove(i);
+        if let Some(moved) = self.ids.get(i) {
+            self.at.insert(moved.clone(), i);
+        }
+    }
 }
 
 impl Records {
@@ -351,14 +366,15 @@ impl Records {
             self.damage.repaired(key);
         }
         for ((_, json), e) in items.iter().zip(entries) {
-            let old = self.entries.get(&e.id);
-            match (self.probes.as_mut().and_then(Rc::get_mut), old) {
-                (Some(probes), None) if e.is_valid() => probes.pending.push(e.id.clone()),
-                (Some(_), None) => {}
-                // A memory rewritten (expired, restored, imported anew), or
-                // probes still shared with a plan.
-                _ => self.probes = None,
+            let rewritten = self.entries.contains_key(&e.id);
+            if let Some(probes) = self.probes_to_note() {
+                // Rewritten: expired, restored, imported anew.
+                if rewritten {
+                    probes.dropped.push(e.id.clone());
+                }
+                probes.pending.push(e.id.clone());
             }
+            let old = self.entries.get(&e.id);
             // A fingerprint depends on the text alone: an expiry keeps it.
             if old.is_some_and(|o| o.content != e.content) {
                 self.fingerprints.remove(&e.id);
@@ -371,6 +387,15 @@ impl Records {
         Ok(true)
     }
 
+    /// The probes held, to note a change in; probes still shared with a
+    /// plan are let go instead (made anew at the next).
+    fn probes_to_note(&mut self) -> Option<&mut Probes> {
+        if self.probes.as_mut().is_some_and(|p| Rc::get_mut(p).is_none()) {
+            self.probes = None;
+        }
+        self.probes.as_mut().and_then(Rc::get_mut)
+    }
+
     /// The probes of the valid memories, made whole or for those stored
     /// since (each memory's fingerprint made on first use); held here
     /// again, unless a change drops them, once the plan is made.
@@ -379,10 +404,17 @@ impl Records {
             pending: self.entries.values().filter(|e| e.is_valid()).map(|e| e.id.clone()).collect(),
             ..Probes::default()
         });
+        for id in std::mem::take(&mut probes.dropped) {
+            probes.drop_probe(&id);
+        }
         for id in std::mem::take(&mut probes.pending) {
-            let Some(e) = self.entries.get(&id) else { continue };
+            let Some(e) = self.entries.get(&id).filter(|e| e.is_valid()) else { continue };
+            if probes.at.contains_key(&id) {
+                continue;
+            }
             let fp = self.fingerprints.entry(id.clone()).or_insert_with(|| Fingerprint::new(&e.content));
             probes.probes.push(Probe::new(fp, &e.scope));
+            probes.at.insert(id.clone(), probes.ids.len());
             probes.ids.push(id);
         }
         let probes = Rc::new(probes);
@@ -746,7 +778,9 @@ impl Records {
         for id in &ids {
             self.damage.repaired(&entry_key(id));
         }
-        self.probes = None;
+        if let Some(probes) = self.probes_to_note() {
+            probes.dropped.extend(ids.iter().cloned());
+        }
         for id in ids {
             self.changed(&id);
             self.fingerprints.remove(&id);
@@ -1065,6 +1099,16 @@ mod tests {
         let r = block_on(lt.remember(env.fact("Likes tea in the morning with honey"))).unwrap();
         let Remembered::Superseded { superseded, .. } = r else { panic!("{r:?}") };
         assert_eq!(superseded, [again]);
+        // Forgotten, then back under its id with other words: compared as such.
+        let chess = id_of(block_on(lt.remember(env.fact("Plays chess every Sunday afternoon at the community club downtown with retired engineers and teachers"))).unwrap());
+        // A plan in between: the memory has its probe before it goes.
+        block_on(lt.remember(env.fact("Lives in Lisbon"))).unwrap();
+        let mut changed = lt.export();
+        changed.entries.retain(|e| e.id == chess);
+        changed.entries[0].content = "Has a dog named Rex".into();
+        assert!(block_on(lt.forget(&chess)).unwrap());
+        block_on(lt.import(changed)).unwrap();
+        assert_eq!(duplicate_of(block_on(lt.remember(env.fact("has a dog named Rex"))).unwrap()), chess);
     }
 
     #[test]
