@@ -159,11 +159,17 @@ fn may_be_within(small: &Fingerprint, large: &Fingerprint) -> bool {
     if small.normalized.len() >= large.normalized.len() {
         return false;
     }
+    small.one_char || bloom_within(&small.bloom, &large.bloom)
+}
+
+/// Whether every bit of `small` is set in `large`.
+#[inline(always)]
+fn bloom_within(small: &[u64; 4], large: &[u64; 4]) -> bool {
     let mut outside = 0;
     for i in 0..4 {
-        outside |= small.bloom[i] & !large.bloom[i];
+        outside |= small[i] & !large[i];
     }
-    small.one_char || outside == 0
+    outside == 0
 }
 
 /// The bits set in either bloom.

@@ -111,11 +111,8 @@ pub fn may_relate(new: &Probe, old: &Probe, opts: &DedupOptions) -> bool {
 /// Whether `small`'s normalized text may occur inside `large`'s.
 #[inline(always)]
 fn within(small: &Probe, large: &Probe) -> bool {
-    let mut outside = 0;
-    for i in 0..4 {
-        outside |= small.bloom[i] & !large.bloom[i];
-    }
-    small.normalized_len < large.normalized_len && (small.one_char || outside == 0)
+    small.normalized_len < large.normalized_len
+        && (small.one_char || super::bloom_within(&small.bloom, &large.bloom))
 }
 
 #[cfg(test)]
