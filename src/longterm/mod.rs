@@ -12,6 +12,7 @@
 
 pub mod dedup;
 pub mod records;
+pub mod snapshot;
 
 pub use records::{new_memory, Changes, ExportDocument, ImportReport, RecordStats, Records, Remembered};
 
@@ -938,7 +939,13 @@ mod tests {
         let ids: Vec<String> = writer.records.valid_unordered().map(|e| e.id.clone()).take(3).collect();
         block_on(writer.supersede(new_memory("lantern meadow cobalt replaced", Scope::User, 2), &ids))
             .unwrap();
-        block_on(store.put_many(vec![("lt/entry/broken".into(), "{not json".into())])).unwrap();
+        // Damage from outside this library's writes (which would keep a
+        // snapshot the open would read instead): a new generation with it.
+        block_on(store.put_many(vec![
+            ("lt/entry/broken".into(), "{not json".into()),
+            ("lt/meta/generation".into(), "7".into()),
+        ]))
+        .unwrap();
         let reopened = open();
         index_matches_records(&reopened).unwrap();
         assert!(reopened.records.valid_unordered().count() > 300, "most texts are distinct memories");

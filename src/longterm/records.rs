@@ -18,12 +18,15 @@
 //! ms), `lt/meta/generation` (a fresh random number on every write, so
 //! another instance's changes are noticed at its next read or write; random
 //! rather than counted, so a namespace deleted and written anew cannot come
-//! back to a number an instance already holds).
+//! back to a number an instance already holds). A namespace of many
+//! memories also keeps a snapshot of them and a journal of the writes since
+//! ([`crate::longterm::snapshot`]), which opening reads instead of every
+//! record.
 
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use rustc_hash::FxHashMap as HashMap;
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use serde::{Deserialize, Serialize};
 
 use crate::entry::{Kind, MemoryEntry, Scope};
@@ -31,6 +34,7 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::longterm::dedup::{
     may_relate, relation_of, Change, DedupOptions, Fingerprint, Probe, Relation, Similarity,
 };
+use crate::longterm::snapshot::{self, Journal, JOURNAL_KEY, SNAPSHOT_PREFIX};
 use crate::ports::clock::Clock;
 use crate::store::{damage, DamageLog, Store};
 
@@ -60,6 +64,16 @@ struct Plan {
     /// The fingerprints of `new_entries`, made while planning: kept once
     /// they are written, so the next write does not make them again.
     fingerprints: Vec<(String, Fingerprint)>,
+}
+
+/// What a write keeps beside its records so that opening stays fast
+/// ([`crate::longterm::snapshot`]).
+enum Keep {
+    /// The journal, with the write's ids.
+    Journal(Journal),
+    /// A new snapshot's chunks.
+    Snapshot(Vec<(String, String)>),
+    Nothing,
 }
 
 /// Which memories changed since the search index last caught up
@@ -167,6 +181,10 @@ pub struct Records {
     /// until a plan needs them, and again after a reload or a purge; the
     /// memories written or deleted since are caught up at the next plan.
     probes: Option<Rc<Probes>>,
+    /// The stored journal as of this view's generation, when the view read
+    /// or wrote it: each write adds its ids to it. `None`: writes leave the
+    /// stored one behind, unused until the next snapshot.
+    journal: Option<Journal>,
 }
 
 /// The valid memories' probes, in no order, with their ids alongside (the
@@ -223,6 +241,7 @@ impl Records {
             damage,
             changes: Changes::All,
             probes: None,
+            journal: None,
         };
         lt.reload(loaded).await?;
         let now = lt.clock.now_ms();
@@ -246,25 +265,27 @@ impl Records {
         self.probes = None;
         self.storage_bytes = 0;
         self.changes = Changes::All;
+        self.journal = None;
         // The generation first: a write that lands between it and the lists
         // makes the next check reload again, never miss.
-        (self.generation, self.generation_text) = self.read_generation().await?;
-        let (entries, bytes, log) = (&mut self.entries, &mut self.storage_bytes, &self.damage);
-        let mut part = |part: Vec<(String, String)>| {
-            for (key, json) in part {
-                let Some(e) = damage::parse::<MemoryEntry>(log, &key, &json) else { continue };
-                if key[ENTRY_PREFIX.len()..] != e.id || e.validate().is_err() {
-                    log.report(&key, "the record is not a valid memory under its own id");
-                    continue;
-                }
-                *bytes += json.len() as u64;
-                if e.is_valid() {
-                    loaded(&e);
-                }
-                entries.insert(e.id.clone(), e);
-            }
+        let read = self.store.get_many(&[GENERATION_KEY.to_string(), JOURNAL_KEY.to_string()]).await?;
+        let [generation, journal] = <[Option<String>; 2]>::try_from(read)
+            .map_err(|_| Error::storage("get_many did not answer every key"))?;
+        (self.generation, self.generation_text) = self.parse_generation(generation);
+        let stored = journal.as_deref().and_then(Journal::parse);
+        let current = stored
+            .as_ref()
+            .filter(|(at, _)| self.generation != UNREADABLE && self.generation_text.as_deref() == Some(*at));
+        let from_snapshot = match current {
+            Some((_, journal)) => self.load_snapshot(journal, loaded).await?,
+            None => false,
         };
-        self.store.scan(ENTRY_PREFIX, &mut part).await?;
+        if !from_snapshot {
+            let jsons = self.scan_records(loaded).await?;
+            if let Some(jsons) = jsons {
+                self.write_snapshot(&jsons, stored.map(|(_, j)| j)).await;
+            }
+        }
         self.processed.clear();
         for (key, exp) in self.store.list(PROCESSED_PREFIX).await? {
             match exp.parse() {
@@ -277,12 +298,114 @@ impl Records {
         Ok(())
     }
 
+    /// Reads every record; gives their JSON when a snapshot of them is
+    /// worth making (many, none damaged).
+    async fn scan_records(&mut self, loaded: &mut dyn FnMut(&MemoryEntry)) -> Result<Option<Vec<String>>> {
+        let (entries, bytes, log) = (&mut self.entries, &mut self.storage_bytes, &self.damage);
+        let (mut jsons, mut clean) = (Vec::new(), true);
+        let mut part = |part: Vec<(String, String)>| {
+            for (key, json) in part {
+                let Some(e) = damage::parse::<MemoryEntry>(log, &key, &json) else {
+                    clean = false;
+                    continue;
+                };
+                if key[ENTRY_PREFIX.len()..] != e.id || e.validate().is_err() {
+                    log.report(&key, "the record is not a valid memory under its own id");
+                    clean = false;
+                    continue;
+                }
+                *bytes += json.len() as u64;
+                if e.is_valid() {
+                    loaded(&e);
+                }
+                entries.insert(e.id.clone(), e);
+                jsons.push(json);
+            }
+        };
+        self.store.scan(ENTRY_PREFIX, &mut part).await?;
+        Ok((clean && jsons.len() >= snapshot::MIN_MEMORIES).then_some(jsons))
+    }
+
+    /// Reads the memories from `journal`'s snapshot and the records it
+    /// lists; says whether it could (the chunks all there and readable).
+    async fn load_snapshot(
+        &mut self,
+        journal: &Journal,
+        loaded: &mut dyn FnMut(&MemoryEntry),
+    ) -> Result<bool> {
+        let Some(chunks) = snapshot::read(&*self.store, journal).await? else { return Ok(false) };
+        let written: HashSet<&str> = journal.ids.iter().map(String::as_str).collect();
+        let keys: Vec<String> = written.iter().map(|id| entry_key(id)).collect();
+        let records = self.store.get_many(&keys).await?;
+        let mut entries: HashMap<String, MemoryEntry> = HashMap::default();
+        let mut bytes = 0;
+        for json in chunks.iter().flat_map(|c| snapshot::records(c)) {
+            let Ok(e) = serde_json::from_str::<MemoryEntry>(json) else { return Ok(false) };
+            if !written.contains(e.id.as_str()) {
+                bytes += json.len() as u64;
+                entries.insert(e.id.clone(), e);
+            }
+        }
+        for (key, json) in keys.iter().zip(records) {
+            let Some(json) = json else { continue };
+            let Some(e) = damage::parse::<MemoryEntry>(&self.damage, key, &json) else { continue };
+            if key[ENTRY_PREFIX.len()..] != e.id || e.validate().is_err() {
+                self.damage.report(key, "the record is not a valid memory under its own id");
+                continue;
+            }
+            bytes += json.len() as u64;
+            entries.insert(e.id.clone(), e);
+        }
+        for e in entries.values().filter(|e| e.is_valid()) {
+            loaded(e);
+        }
+        self.entries = entries;
+        self.storage_bytes = bytes;
+        self.journal = Some(journal.clone());
+        Ok(true)
+    }
+
+    /// Writes a snapshot of `jsons` (every record, just read at the view's
+    /// generation) if the store is still there, and deletes the one
+    /// `replaced` names. A snapshot only saves time: when it cannot be
+    /// written (a backend's quota, another writer first), opening reads
+    /// every record, as it did.
+    async fn write_snapshot(&mut self, jsons: &[String], replaced: Option<Journal>) {
+        let Some(at) = self.generation_text.clone() else { return };
+        let Some(mut items) = snapshot::chunks(&at, jsons.iter().map(String::as_str)) else { return };
+        let journal = Journal { base: at.clone(), chunks: items.len(), ids: Vec::new() };
+        items.push((JOURNAL_KEY.to_string(), journal.text(&at)));
+        if !matches!(self.store.put_many_if(GENERATION_KEY, Some(&at), items).await, Ok(true)) {
+            return;
+        }
+        let journal_chunks = journal.chunks;
+        self.journal = Some(journal);
+        if let Some(old) = replaced.filter(|old| old.chunks > journal_chunks) {
+            // Left behind if this fails: the next snapshot writes over them,
+            // and every deletion takes them.
+            let _ = self.store.delete_many(snapshot::chunk_keys(journal_chunks, old.chunks)).await;
+        }
+    }
+
+    /// The keys of every snapshot's chunks and of the journal: what a
+    /// deletion deletes with the memories.
+    async fn snapshot_keys(&self) -> Result<Vec<String>> {
+        let mut keys: Vec<String> =
+            self.store.list(SNAPSHOT_PREFIX).await?.into_iter().map(|(k, _)| k).collect();
+        keys.push(JOURNAL_KEY.to_string());
+        Ok(keys)
+    }
+
     /// The stored generation, and its text as stored (what a
     /// check-and-write compares: "0" or "+5" parse to numbers too, and must
     /// not make every check fail). An unreadable one reads as "changed"
     /// (the maximum), so every look reloads until a write repairs it.
     async fn read_generation(&self) -> Result<(u64, Option<String>)> {
         let text = self.store.get(GENERATION_KEY).await?;
+        Ok(self.parse_generation(text))
+    }
+
+    fn parse_generation(&self, text: Option<String>) -> (u64, Option<String>) {
         let generation = match &text {
             None => 0,
             Some(g) => g.parse().unwrap_or_else(|_| {
@@ -290,7 +413,7 @@ impl Records {
                 UNREADABLE
             }),
         };
-        Ok((generation, text))
+        (generation, text)
     }
 
     /// Notes that the memory `id` changed, for [`Records::take_changes`].
@@ -353,15 +476,23 @@ impl Records {
         }
         let generation = self.next_generation();
         items.push((GENERATION_KEY.to_string(), generation.to_string()));
-        if check {
-            let expected = self.generation_text.clone();
-            if !self.store.put_many_if(GENERATION_KEY, expected.as_deref(), items.clone()).await? {
-                return Ok(false);
-            }
-        } else {
-            self.store.put_many(items.clone()).await?;
+        // A snapshot holding text this write changes goes first: a forgotten
+        // or redacted text must not outlive its record.
+        let rewrites_text = entries.iter().any(|e| {
+            self.entries.get(&e.id).is_some_and(|o| o.content != e.content || o.metadata != e.metadata)
+        });
+        if rewrites_text {
+            self.store.delete_many(self.snapshot_keys().await?).await?;
         }
-        self.set_generation(generation);
+        let journal = match &self.journal {
+            Some(j) if !rewrites_text => j.with(entries.iter().map(|e| e.id.as_str())),
+            _ => None,
+        };
+        let keep = match journal {
+            Some(j) => Keep::Journal(j),
+            None => self.snapshot_of_view(&items[..entries.len()], &[], generation),
+        };
+        let Some(items) = self.put_journaled(items, keep, check, generation).await? else { return Ok(false) };
         for (key, _) in &items {
             self.damage.repaired(key);
         }
@@ -385,6 +516,81 @@ impl Records {
             self.entries.insert(e.id.clone(), e);
         }
         Ok(true)
+    }
+
+    /// Writes `items` and a new `generation` with what keeps opening fast
+    /// (the journal extended, or a snapshot of the view), if the store is
+    /// still at this view's generation; gives the items written, `None` when
+    /// it was not and `check` asked for it. Without `check`, a store that
+    /// moved on gets the items alone (the journal or snapshot would drop
+    /// what another instance wrote since), and the view keeps its old
+    /// generation, so its next look reloads what it missed: a view never
+    /// holds a generation whose writes it has not seen, which is what a
+    /// snapshot of the view relies on.
+    async fn put_journaled(
+        &mut self,
+        mut items: Vec<(String, String)>,
+        keep: Keep,
+        check: bool,
+        generation: u64,
+    ) -> Result<Option<Vec<(String, String)>>> {
+        let at = generation.to_string();
+        let n = items.len();
+        let journal = match keep {
+            Keep::Journal(j) => Some(j),
+            Keep::Snapshot(chunks) => {
+                let j = Journal { base: at.clone(), chunks: chunks.len(), ids: Vec::new() };
+                items.extend(chunks);
+                Some(j)
+            }
+            Keep::Nothing => None,
+        };
+        if let Some(j) = &journal {
+            items.push((JOURNAL_KEY.to_string(), j.text(&at)));
+        }
+        let expected = self.generation_text.clone();
+        let wrote = self.store.put_many_if(GENERATION_KEY, expected.as_deref(), items.clone()).await?;
+        items.truncate(n);
+        if wrote {
+            self.set_generation(generation);
+            self.journal = journal;
+            return Ok(Some(items));
+        }
+        if check {
+            return Ok(None);
+        }
+        self.store.put_many(items.clone()).await?;
+        self.journal = None;
+        Ok(Some(items))
+    }
+
+    /// What a write that cannot extend the journal keeps instead: a
+    /// snapshot of the view as the write leaves it (`written` replacing or
+    /// joining the memories held, `removed` gone), when the view is large
+    /// and holds every record (none damaged). A few hundred writes pay for
+    /// one, and every open after reads it.
+    fn snapshot_of_view(&self, written: &[(String, String)], removed: &[String], at: u64) -> Keep {
+        let left = self.entries.len() + written.len() - removed.len().min(self.entries.len());
+        if left < snapshot::MIN_MEMORIES || self.damage.list().iter().any(|d| d.key.starts_with(ENTRY_PREFIX))
+        {
+            return Keep::Nothing;
+        }
+        let replaced: HashSet<&str> = written
+            .iter()
+            .map(|(key, _)| &key[ENTRY_PREFIX.len()..])
+            .chain(removed.iter().map(String::as_str))
+            .collect();
+        let mut jsons: Vec<String> = written.iter().map(|(_, json)| json.clone()).collect();
+        for e in self.entries.values().filter(|e| !replaced.contains(e.id.as_str())) {
+            match to_json(e) {
+                Ok(json) => jsons.push(json),
+                Err(_) => return Keep::Nothing,
+            }
+        }
+        match snapshot::chunks(&at.to_string(), jsons.iter().map(String::as_str)) {
+            Some(chunks) if jsons.len() >= snapshot::MIN_MEMORIES => Keep::Snapshot(chunks),
+            _ => Keep::Nothing,
+        }
     }
 
     /// The probes held, to note a change in; probes still shared with a
@@ -749,7 +955,9 @@ impl Records {
         let mut keys: Vec<String> =
             self.store.list(ENTRY_PREFIX).await?.into_iter().map(|(k, _)| k).collect();
         keys.extend(self.store.list(PROCESSED_PREFIX).await?.into_iter().map(|(k, _)| k));
+        keys.extend(self.snapshot_keys().await?);
         self.store.delete_many(keys.clone()).await?;
+        self.journal = None;
         // A new generation rather than none: an instance that saw the old
         // one must reload, and a later write's number is new to it too.
         let generation = self.next_generation();
@@ -771,10 +979,13 @@ impl Records {
         if ids.is_empty() {
             return Ok(());
         }
-        self.store.delete_many(ids.iter().map(|id| entry_key(id)).collect()).await?;
+        let mut keys: Vec<String> = ids.iter().map(|id| entry_key(id)).collect();
+        keys.extend(self.snapshot_keys().await?);
+        self.store.delete_many(keys).await?;
         let generation = self.next_generation();
-        self.store.put_many(vec![(GENERATION_KEY.to_string(), generation.to_string())]).await?;
-        self.set_generation(generation);
+        let keep = self.snapshot_of_view(&[], &ids, generation);
+        let items = vec![(GENERATION_KEY.to_string(), generation.to_string())];
+        self.put_journaled(items, keep, false, generation).await?;
         for id in &ids {
             self.damage.repaired(&entry_key(id));
         }
@@ -804,8 +1015,11 @@ impl Records {
         // A new generation, so other instances see the marks at their next look.
         let generation = self.next_generation();
         items.push((GENERATION_KEY.to_string(), generation.to_string()));
-        self.store.put_many(items).await?;
-        self.set_generation(generation);
+        let keep = match self.journal.as_ref().and_then(|j| j.with([])) {
+            Some(j) => Keep::Journal(j),
+            None => Keep::Nothing,
+        };
+        self.put_journaled(items, keep, false, generation).await?;
         for h in hashes {
             self.processed.insert(h.clone(), exp);
         }

@@ -39,6 +39,12 @@ pub async fn run(store: &dyn Store) -> Result<()> {
         .await?;
     check(store.get("entry/a").await?.as_deref() == Some("{\"n\":1}"), "get returns what put wrote")?;
     check(store.get("session/s1/0001").await?.as_deref() == Some("你好 😀"), "values keep non-ASCII text")?;
+    let asked = ["entry/b", "missing", "entry/a"].map(String::from);
+    check(
+        store.get_many(&asked).await? == [Some("{\"n\":2}".into()), None, Some("{\"n\":1}".into())],
+        "get_many returns each key's value in the order asked",
+    )?;
+    check(store.get_many(&[]).await?.is_empty(), "get_many of no key")?;
 
     // Values as they come: empty, and large (a long summary, a vector as
     // text). 48 KB: Deno KV refuses values over 64 KB.

@@ -16,6 +16,8 @@ pub use damage::{DamageHook, DamageLog, Damaged};
 pub use memory::MemoryStore;
 pub use sealed::{EncryptionStats, SealedStore};
 
+use futures::future::join_all;
+
 use crate::error::Result;
 use crate::ports::LocalBoxFuture;
 
@@ -24,6 +26,12 @@ pub type Parts<'a> = &'a mut dyn FnMut(Vec<(String, String)>);
 
 pub trait Store {
     fn get<'a>(&'a self, key: &'a str) -> LocalBoxFuture<'a, Result<Option<String>>>;
+
+    /// The values of `keys`, in their order (one read where the backend
+    /// allows, so the values are of one moment); here every `get` at once.
+    fn get_many<'a>(&'a self, keys: &'a [String]) -> LocalBoxFuture<'a, Result<Vec<Option<String>>>> {
+        Box::pin(async move { join_all(keys.iter().map(|k| self.get(k))).await.into_iter().collect() })
+    }
 
     /// Writes all items or none (one transaction where the backend has them).
     fn put_many(&self, items: Vec<(String, String)>) -> LocalBoxFuture<'_, Result<()>>;

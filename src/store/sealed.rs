@@ -340,6 +340,21 @@ impl Store for SealedStore {
         })
     }
 
+    fn get_many<'a>(&'a self, keys: &'a [String]) -> LocalBoxFuture<'a, Result<Vec<Option<String>>>> {
+        Box::pin(async move {
+            let stored = self.inner.get_many(keys).await?;
+            join_all(keys.iter().zip(stored).map(|(k, v)| async move {
+                match v {
+                    Some(v) => self.open(k, v).await,
+                    None => Ok(None),
+                }
+            }))
+            .await
+            .into_iter()
+            .collect()
+        })
+    }
+
     fn put_many(&self, items: Vec<(String, String)>) -> LocalBoxFuture<'_, Result<()>> {
         Box::pin(async move {
             let sealed = self.seal_all(items).await?;

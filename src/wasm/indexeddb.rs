@@ -414,6 +414,24 @@ impl IndexedDbStore {
         Ok(record_text(&request_done(&req, "get").await?))
     }
 
+    /// Every get asked for at once, in one transaction.
+    async fn get_many_impl(&self, keys: &[String]) -> Result<Vec<Option<String>>> {
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let (_tx, store) = self.records(IdbTransactionMode::Readonly).await?;
+        let mut asked = Vec::with_capacity(keys.len());
+        for key in keys {
+            let req = store.get(&JsValue::from_str(key)).map_err(|e| idb_error("get", e))?;
+            asked.push(request_done(&req, "get"));
+        }
+        let mut values = Vec::with_capacity(keys.len());
+        for answer in asked {
+            values.push(record_text(&answer.await?));
+        }
+        Ok(values)
+    }
+
     async fn put_many_impl(&self, items: Vec<(String, String)>) -> Result<()> {
         if items.is_empty() {
             return Ok(());
@@ -515,6 +533,10 @@ impl IndexedDbStore {
 impl Store for IndexedDbStore {
     fn get<'a>(&'a self, key: &'a str) -> LocalBoxFuture<'a, Result<Option<String>>> {
         Box::pin(self.get_impl(key))
+    }
+
+    fn get_many<'a>(&'a self, keys: &'a [String]) -> LocalBoxFuture<'a, Result<Vec<Option<String>>>> {
+        Box::pin(self.get_many_impl(keys))
     }
 
     fn put_many(&self, items: Vec<(String, String)>) -> LocalBoxFuture<'_, Result<()>> {
