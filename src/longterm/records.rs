@@ -536,7 +536,7 @@ impl Records {
     ) -> Result<Option<Vec<(String, String)>>> {
         let at = generation.to_string();
         let n = items.len();
-        let journal = match keep {
+        let mut journal = match keep {
             Keep::Journal(j) => Some(j),
             Keep::Snapshot(chunks) => {
                 let j = Journal { base: at.clone(), chunks: chunks.len(), ids: Vec::new() };
@@ -549,7 +549,15 @@ impl Records {
             items.push((JOURNAL_KEY.to_string(), j.text(&at)));
         }
         let expected = self.generation_text.clone();
-        let wrote = self.store.put_many_if(GENERATION_KEY, expected.as_deref(), items.clone()).await?;
+        let mut wrote = self.store.put_many_if(GENERATION_KEY, expected.as_deref(), items.clone()).await;
+        if wrote.is_err() && items.len() > n + 1 {
+            // A snapshot only saves time: one the backend refuses (its quota,
+            // its value limits) does not cost the write its memories.
+            items.truncate(n);
+            journal = None;
+            wrote = self.store.put_many_if(GENERATION_KEY, expected.as_deref(), items.clone()).await;
+        }
+        let wrote = wrote?;
         items.truncate(n);
         if wrote {
             self.set_generation(generation);

@@ -166,10 +166,12 @@ mod tests {
     use crate::store::sealed::testing::TestCipher;
     use crate::store::{DamageLog, MemoryStore, Parts, SealedStore};
 
-    /// A store that counts the reads of every memory record.
+    /// A store that counts the reads of every memory record, and refuses
+    /// snapshots when told to (a backend's quota).
     struct Counting {
         inner: Rc<dyn Store>,
         record_scans: Cell<u32>,
+        refuse_snapshots: Cell<bool>,
     }
 
     impl Store for Counting {
@@ -180,6 +182,11 @@ mod tests {
             self.inner.get_many(keys)
         }
         fn put_many(&self, items: Vec<(String, String)>) -> LocalBoxFuture<'_, Result<()>> {
+            if self.refuse_snapshots.get() && items.iter().any(|(k, _)| k.starts_with(SNAPSHOT_PREFIX)) {
+                return Box::pin(async {
+                    Err(crate::error::Error::new(crate::error::ErrorCode::QuotaExceeded, "full"))
+                });
+            }
             self.inner.put_many(items)
         }
         fn delete_many(&self, keys: Vec<String>) -> LocalBoxFuture<'_, Result<()>> {
@@ -222,7 +229,11 @@ mod tests {
             };
             Env {
                 raw,
-                store: Rc::new(Counting { inner, record_scans: Cell::new(0) }),
+                store: Rc::new(Counting {
+                    inner,
+                    record_scans: Cell::new(0),
+                    refuse_snapshots: Cell::new(false),
+                }),
                 clock: Rc::new(ManualClock::new(1_700_000_000_000)),
                 words: Box::new(crate::seeded::picker(0x5eed)),
             }
@@ -458,5 +469,26 @@ mod tests {
         assert_eq!(back, records);
         assert_eq!(super::chunks("7", ["{\"a\":\n1}"]), None);
         assert_eq!(super::chunks("7", []), Some(vec![]));
+    }
+
+    /// A backend that refuses the snapshot (its quota) costs the writes
+    /// nothing and the opens their speed only.
+    #[test]
+    fn a_refused_snapshot_loses_no_write() {
+        let mut env = Env::new(false);
+        env.store.refuse_snapshots.set(true);
+        let mut a = env.open();
+        block_on(a.remember_many(env.facts(300))).unwrap();
+        block_on(a.remember(env.fact())).unwrap();
+        let gone = a.valid()[0].id.clone();
+        block_on(a.forget(&gone)).unwrap();
+        assert_eq!(env.chunks(), 0);
+        let b = env.open();
+        assert_eq!(view(&b), env.stored());
+        assert_eq!(b.valid().len(), 300);
+        env.store.refuse_snapshots.set(false);
+        block_on(a.remember(env.fact())).unwrap();
+        assert!(env.chunks() > 0, "made once the backend takes it");
+        assert_eq!(view(&env.open()), env.stored());
     }
 }
