@@ -108,9 +108,22 @@ fn stored_value(key: &str, json: &str) -> JsValue {
     JsValue::from_str(json)
 }
 
-/// The port value of a stored record: JSON text bare (versions 1, 3 and
-/// 4), `{ v, ... }` (a memory of 4, any value of 2), or a vector row.
+/// Handed over for a stored value of no shape this library writes, so that
+/// its reader reports the record damaged instead of taking it for absent:
+/// no JSON reader, vector decoder or number parser accepts it.
+const UNREADABLE: &str = "\u{0}a value of no shape agent-memory writes";
+
+/// The port value of a stored value (`undefined`: none).
 fn record_text(value: &JsValue) -> Option<String> {
+    if value.is_undefined() {
+        return None;
+    }
+    Some(readable_text(value).unwrap_or_else(|| UNREADABLE.to_string()))
+}
+
+/// The text of a stored value: JSON text bare (versions 1, 3 and 4),
+/// `{ v, ... }` (a memory of 4, any value of 2), or a vector row.
+fn readable_text(value: &JsValue) -> Option<String> {
     if let Some(text) = value.as_string() {
         return Some(text);
     }
@@ -166,7 +179,7 @@ fn upgrade(
                 let (Ok(keys), Ok(values)) = (keys.result(), values.result()) else { return };
                 let (keys, values): (Array, Array) = (keys.unchecked_into(), values.unchecked_into());
                 for (k, v) in keys.iter().zip(values.iter()) {
-                    let (Some(key), Some(json)) = (k.as_string(), record_text(&v)) else { continue };
+                    let (Some(key), Some(json)) = (k.as_string(), readable_text(&v)) else { continue };
                     // Memories take their indexed fields; version 2's
                     // `{ v }` of anything else becomes the bare text.
                     let is_vector_row = !v.is_string() && vectors::id_of(&key).is_some();
