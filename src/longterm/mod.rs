@@ -966,11 +966,29 @@ mod tests {
 
     #[test]
     fn another_instances_writes_reach_the_index_at_the_next_write_or_refresh() {
+        // Read again in full, and (300 memories: a snapshot and a journal)
+        // caught up on the journal's records alone.
+        another_instances_writes_reach_the_index(0);
+        another_instances_writes_reach_the_index(300);
+    }
+
+    fn another_instances_writes_reach_the_index(filler: usize) {
         let store: Rc<dyn Store> = Rc::new(MemoryStore::new());
         let clock = Rc::new(ManualClock::new(1_700_000_000_000));
         let open = || {
             block_on(LongTermMemory::open(store.clone(), clock.clone(), LongTermOptions::default())).unwrap()
         };
+        let mut next = crate::seeded::picker(0x0ddba11);
+        let word = |next: &mut dyn FnMut(usize) -> usize| -> String {
+            (0..7).map(|_| char::from(b'a' + next(26) as u8)).collect()
+        };
+        let texts: Vec<MemoryEntry> = (0..filler)
+            .map(|_| {
+                let text: Vec<String> = (0..5).map(|_| word(&mut next)).collect();
+                new_memory(text.join(" "), Scope::User, clock.now_ms())
+            })
+            .collect();
+        block_on(open().remember_many(texts)).unwrap();
         let (mut a, mut b) = (open(), open());
         let hits = |r: &LongTermMemory, q: &str| r.search(q, None, &SearchOptions::default()).unwrap().len();
         block_on(a.remember(new_memory("Lives in Lisbon", Scope::User, clock.now_ms()))).unwrap();
@@ -985,6 +1003,13 @@ mod tests {
         block_on(a.import(doc)).unwrap();
         block_on(b.refresh()).unwrap();
         assert_eq!((hits(&b, "Lisbon"), hits(&b, "Porto")), (0, 1));
+        // And a supersession, caught up at a refresh.
+        let porto = b.records.valid_unordered().find(|e| e.content == "Lives in Porto").unwrap().id.clone();
+        block_on(a.supersede(new_memory("Lives in Braga", Scope::User, clock.now_ms()), &[porto])).unwrap();
+        block_on(b.refresh()).unwrap();
+        assert_eq!((hits(&b, "Porto"), hits(&b, "Braga")), (0, 1));
+        index_matches_records(&b).unwrap();
+        assert_eq!(b.records.valid().len(), filler + 2);
     }
 
     #[test]

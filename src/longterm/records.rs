@@ -286,6 +286,10 @@ impl Records {
                 self.write_snapshot(&jsons, stored.map(|(_, j)| j)).await;
             }
         }
+        self.load_processed().await
+    }
+
+    async fn load_processed(&mut self) -> Result<()> {
         self.processed.clear();
         for (key, exp) in self.store.list(PROCESSED_PREFIX).await? {
             match exp.parse() {
@@ -446,16 +450,65 @@ impl Records {
         crate::entry::random_u64(self.clock.now_ms()).min(UNREADABLE - 1)
     }
 
-    /// Reloads when another instance (another tab) wrote since we last
+    /// Catches up when another instance (another tab) wrote since we last
     /// looked; says whether it did. Called before every write.
     pub async fn refresh(&mut self) -> Result<bool> {
         let (generation, text) = self.read_generation().await?;
         if generation != self.generation {
-            self.reload(&mut |_| {}).await?;
+            self.catch_up().await?;
             return Ok(true);
         }
         self.generation_text = text;
         Ok(false)
+    }
+
+    /// Brings the view to the stored generation: when the stored journal
+    /// extends the one this view holds, by reading the memories written
+    /// since (a few records, not every one, and the search index catches up
+    /// on those alone); otherwise by reading every memory again.
+    async fn catch_up(&mut self) -> Result<()> {
+        let read = self.store.get_many(&[GENERATION_KEY.to_string(), JOURNAL_KEY.to_string()]).await?;
+        let [generation, journal] = <[Option<String>; 2]>::try_from(read)
+            .map_err(|_| Error::storage("get_many did not answer every key"))?;
+        let (number, text) = self.parse_generation(generation);
+        let extended = match (&self.journal, journal.as_deref().and_then(Journal::parse)) {
+            (Some(mine), Some((at, stored)))
+                if number != UNREADABLE
+                    && text.as_deref() == Some(at)
+                    && stored.base == mine.base
+                    && stored.chunks == mine.chunks
+                    && stored.ids.starts_with(&mine.ids) =>
+            {
+                Some(stored)
+            }
+            _ => None,
+        };
+        let Some(stored) = extended else { return self.reload(&mut |_| {}).await };
+        let mut seen = HashSet::default();
+        let ids: Vec<&String> = stored.ids[self.journal.as_ref().map_or(0, |j| j.ids.len())..]
+            .iter()
+            .filter(|id| seen.insert(id.as_str()))
+            .collect();
+        let keys: Vec<String> = ids.iter().map(|id| entry_key(id)).collect();
+        let mut written = Vec::with_capacity(keys.len());
+        for (key, json) in keys.iter().zip(self.store.get_many(&keys).await?) {
+            // Gone or unreadable since: a full read says which, and reports it.
+            let parsed = json.as_deref().and_then(|j| serde_json::from_str::<MemoryEntry>(j).ok());
+            match parsed {
+                Some(e) if key[ENTRY_PREFIX.len()..] == e.id && e.validate().is_ok() => {
+                    written.push((e, json.map_or(0, |j| j.len() as u64)))
+                }
+                _ => return self.reload(&mut |_| {}).await,
+            }
+        }
+        for (e, bytes) in written {
+            self.damage.repaired(&entry_key(&e.id));
+            self.apply(e, bytes);
+        }
+        (self.generation, self.generation_text) = (number, text);
+        self.journal = Some(stored);
+        // Another instance's processed marks move the generation too.
+        self.load_processed().await
     }
 
     /// Writes `entries` together with a bumped generation, then applies them.
@@ -497,25 +550,31 @@ impl Records {
             self.damage.repaired(key);
         }
         for ((_, json), e) in items.iter().zip(entries) {
-            let rewritten = self.entries.contains_key(&e.id);
-            if let Some(probes) = self.probes_to_note() {
-                // Rewritten: expired, restored, imported anew.
-                if rewritten {
-                    probes.dropped.push(e.id.clone());
-                }
-                probes.pending.push(e.id.clone());
-            }
-            let old = self.entries.get(&e.id);
-            // A fingerprint depends on the text alone: an expiry keeps it.
-            if old.is_some_and(|o| o.content != e.content) {
-                self.fingerprints.remove(&e.id);
-            }
-            let old = old.map_or(0, |o| to_json(o).map_or(0, |j| j.len() as u64));
-            self.storage_bytes = self.storage_bytes + json.len() as u64 - old.min(self.storage_bytes);
-            self.changed(&e.id);
-            self.entries.insert(e.id.clone(), e);
+            self.apply(e, json.len() as u64);
         }
         Ok(true)
+    }
+
+    /// Takes a memory just written (here or by another instance) into the
+    /// view, with its `bytes` of JSON.
+    fn apply(&mut self, e: MemoryEntry, bytes: u64) {
+        let rewritten = self.entries.contains_key(&e.id);
+        if let Some(probes) = self.probes_to_note() {
+            // Rewritten: expired, restored, imported anew.
+            if rewritten {
+                probes.dropped.push(e.id.clone());
+            }
+            probes.pending.push(e.id.clone());
+        }
+        let old = self.entries.get(&e.id);
+        // A fingerprint depends on the text alone: an expiry keeps it.
+        if old.is_some_and(|o| o.content != e.content) {
+            self.fingerprints.remove(&e.id);
+        }
+        let old = old.map_or(0, |o| to_json(o).map_or(0, |j| j.len() as u64));
+        self.storage_bytes = self.storage_bytes + bytes - old.min(self.storage_bytes);
+        self.changed(&e.id);
+        self.entries.insert(e.id.clone(), e);
     }
 
     /// Writes `items` and a new `generation` with what keeps opening fast
@@ -770,7 +829,7 @@ impl Records {
             } else if self.write_if_current(plan.new_entries.clone()).await? {
                 true
             } else {
-                self.reload(&mut |_| {}).await?;
+                self.catch_up().await?;
                 false
             };
             if current {
