@@ -608,16 +608,18 @@ impl Records {
             items.push((JOURNAL_KEY.to_string(), j.text(&at)));
         }
         let expected = self.generation_text.clone();
-        let mut wrote = self.store.put_many_if(GENERATION_KEY, expected.as_deref(), items.clone()).await;
-        if wrote.is_err() && items.len() > n + 1 {
+        // The write's own items, kept: the snapshot's chunks go to the store
+        // without a copy.
+        let mine = items[..n].to_vec();
+        let snapshot = items.len() > n + 1;
+        let mut wrote = self.store.put_many_if(GENERATION_KEY, expected.as_deref(), items).await;
+        if wrote.is_err() && snapshot {
             // A snapshot only saves time: one the backend refuses (its quota,
             // its value limits) does not cost the write its memories.
-            items.truncate(n);
             journal = None;
-            wrote = self.store.put_many_if(GENERATION_KEY, expected.as_deref(), items.clone()).await;
+            wrote = self.store.put_many_if(GENERATION_KEY, expected.as_deref(), mine.clone()).await;
         }
-        let wrote = wrote?;
-        items.truncate(n);
+        let (wrote, items) = (wrote?, mine);
         if wrote {
             self.set_generation(generation);
             self.journal = journal;
@@ -647,15 +649,21 @@ impl Records {
             .map(|(key, _)| &key[ENTRY_PREFIX.len()..])
             .chain(removed.iter().map(String::as_str))
             .collect();
-        let mut jsons: Vec<String> = written.iter().map(|(_, json)| json.clone()).collect();
-        for e in self.entries.values().filter(|e| !replaced.contains(e.id.as_str())) {
-            match to_json(e) {
-                Ok(json) => jsons.push(json),
-                Err(_) => return Keep::Nothing,
-            }
+        let kept = self.entries.values().filter(|e| !replaced.contains(e.id.as_str()));
+        if written.len() + kept.clone().count() < snapshot::MIN_MEMORIES {
+            return Keep::Nothing;
         }
-        match snapshot::chunks(&at.to_string(), jsons.iter().map(String::as_str)) {
-            Some(chunks) if jsons.len() >= snapshot::MIN_MEMORIES => Keep::Snapshot(chunks),
+        // Each record's JSON goes into its chunk as it is made: the view is
+        // not held twice over while the snapshot is built.
+        let mut failed = false;
+        let records = written.iter().map(|(_, json)| json.clone()).chain(kept.map(|e| {
+            to_json(e).unwrap_or_else(|_| {
+                failed = true;
+                String::new()
+            })
+        }));
+        match snapshot::chunks(&at.to_string(), records) {
+            Some(chunks) if !failed => Keep::Snapshot(chunks),
             _ => Keep::Nothing,
         }
     }

@@ -98,13 +98,14 @@ pub fn chunk_keys(from: usize, to: usize) -> Vec<String> {
 /// The chunks of a snapshot of `records` (their JSON) at `generation`;
 /// `None` if a record holds a newline (JSON written by this library never
 /// does).
-pub fn chunks<'a>(
+pub fn chunks<S: AsRef<str>>(
     generation: &str,
-    records: impl IntoIterator<Item = &'a str>,
+    records: impl IntoIterator<Item = S>,
 ) -> Option<Vec<(String, String)>> {
     let mut chunks = Vec::new();
     let mut chunk = String::new();
     for record in records {
+        let record = record.as_ref();
         if record.contains('\n') {
             return None;
         }
@@ -483,7 +484,7 @@ mod tests {
         let back: Vec<&str> = chunks.iter().flat_map(|(_, c)| super::records(c)).collect();
         assert_eq!(back, records);
         assert_eq!(super::chunks("7", ["{\"a\":\n1}"]), None);
-        assert_eq!(super::chunks("7", []), Some(vec![]));
+        assert_eq!(super::chunks("7", [""; 0]), Some(vec![]));
     }
 
     /// A backend that refuses the snapshot (its quota) costs the writes
