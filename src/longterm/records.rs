@@ -185,6 +185,9 @@ pub struct Records {
     /// or wrote it: each write adds its ids to it. `None`: writes leave the
     /// stored one behind, unused until the next snapshot.
     journal: Option<Journal>,
+    /// The backend refused a snapshot (its quota, its limits): this view
+    /// makes no more, and its writes pay for none.
+    snapshots_refused: bool,
 }
 
 /// The valid memories' probes, in no order, with their ids alongside (the
@@ -242,6 +245,7 @@ impl Records {
             changes: Changes::All,
             probes: None,
             journal: None,
+            snapshots_refused: false,
         };
         lt.reload(loaded).await?;
         let now = lt.clock.now_ms();
@@ -375,12 +379,17 @@ impl Records {
     /// written (a backend's quota, another writer first), opening reads
     /// every record, as it did.
     async fn write_snapshot(&mut self, jsons: &[String], replaced: Option<Journal>) {
-        let Some(at) = self.generation_text.clone() else { return };
+        let Some(at) = self.generation_text.clone().filter(|_| !self.snapshots_refused) else { return };
         let Some(mut items) = snapshot::chunks(&at, jsons.iter().map(String::as_str)) else { return };
         let journal = Journal { base: at.clone(), chunks: items.len(), ids: Vec::new() };
         items.push((JOURNAL_KEY.to_string(), journal.text(&at)));
-        if !matches!(self.store.put_many_if(GENERATION_KEY, Some(&at), items).await, Ok(true)) {
-            return;
+        match self.store.put_many_if(GENERATION_KEY, Some(&at), items).await {
+            Ok(true) => {}
+            Ok(false) => return,
+            Err(_) => {
+                self.snapshots_refused = true;
+                return;
+            }
         }
         let journal_chunks = journal.chunks;
         self.journal = Some(journal);
@@ -617,6 +626,7 @@ impl Records {
             // A snapshot only saves time: one the backend refuses (its quota,
             // its value limits) does not cost the write its memories.
             journal = None;
+            self.snapshots_refused = true;
             wrote = self.store.put_many_if(GENERATION_KEY, expected.as_deref(), mine.clone()).await;
         }
         let (wrote, items) = (wrote?, mine);
@@ -640,7 +650,9 @@ impl Records {
     /// one, and every open after reads it.
     fn snapshot_of_view(&self, written: &[(String, String)], removed: &[String], at: u64) -> Keep {
         let left = self.entries.len() + written.len() - removed.len().min(self.entries.len());
-        if left < snapshot::MIN_MEMORIES || self.damage.list().iter().any(|d| d.key.starts_with(ENTRY_PREFIX))
+        if self.snapshots_refused
+            || left < snapshot::MIN_MEMORIES
+            || self.damage.list().iter().any(|d| d.key.starts_with(ENTRY_PREFIX))
         {
             return Keep::Nothing;
         }

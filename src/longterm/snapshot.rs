@@ -174,6 +174,7 @@ mod tests {
         record_scans: Cell<u32>,
         snapshot_reads: Cell<u32>,
         refuse_snapshots: Cell<bool>,
+        snapshot_puts: Cell<u32>,
     }
 
     impl Store for Counting {
@@ -184,7 +185,9 @@ mod tests {
             self.inner.get_many(keys)
         }
         fn put_many(&self, items: Vec<(String, String)>) -> LocalBoxFuture<'_, Result<()>> {
-            if self.refuse_snapshots.get() && items.iter().any(|(k, _)| k.starts_with(SNAPSHOT_PREFIX)) {
+            let snapshot = items.iter().any(|(k, _)| k.starts_with(SNAPSHOT_PREFIX));
+            self.snapshot_puts.set(self.snapshot_puts.get() + u32::from(snapshot));
+            if self.refuse_snapshots.get() && snapshot {
                 return Box::pin(async {
                     Err(crate::error::Error::new(crate::error::ErrorCode::QuotaExceeded, "full"))
                 });
@@ -239,6 +242,7 @@ mod tests {
                     record_scans: Cell::new(0),
                     snapshot_reads: Cell::new(0),
                     refuse_snapshots: Cell::new(false),
+                    snapshot_puts: Cell::new(0),
                 }),
                 clock: Rc::new(ManualClock::new(1_700_000_000_000)),
                 words: Box::new(crate::seeded::picker(0x5eed)),
@@ -499,12 +503,15 @@ mod tests {
         let gone = a.valid()[0].id.clone();
         block_on(a.forget(&gone)).unwrap();
         assert_eq!(env.chunks(), 0);
+        assert_eq!(env.store.snapshot_puts.get(), 1, "refused once, the view tries no more");
         let b = env.open();
         assert_eq!(view(&b), env.stored());
         assert_eq!(b.valid().len(), 300);
+        assert_eq!(env.store.snapshot_puts.get(), 2, "a new instance tries once");
         env.store.refuse_snapshots.set(false);
         block_on(a.remember(env.fact())).unwrap();
-        assert!(env.chunks() > 0, "made once the backend takes it");
+        assert_eq!(env.chunks(), 0);
+        assert!(env.open().valid().len() == 301 && env.chunks() > 0, "made once the backend takes it");
         assert_eq!(view(&env.open()), env.stored());
     }
 }

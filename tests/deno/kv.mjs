@@ -14,6 +14,9 @@ const out = {};
 const key = await crypto.subtle.importKey("raw", new Uint8Array(32).fill(7), "AES-GCM", false, ["encrypt", "decrypt"]);
 if (phase === "write") {
   await checkStorageAdapter(store, "conformance");
+  // 1.3 MB in one batch (a snapshot's chunks): past one commit's 800 KiB.
+  await store.putMany(Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`big/${String(i).padStart(2, "0")}`, String(i % 10).repeat(32 * 1024)])));
+  out.big = (await store.list("big/")).map(([, v]) => v.length).reduce((a, b) => a + b, 0);
   const alice = await Memory.open({ namespace: "alice", sessionId: "chat", store });
   await alice.add({ content: "I moved to Lisbon last spring" });
   await alice.remember({ content: "Lives in Lisbon" });
