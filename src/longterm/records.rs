@@ -90,6 +90,11 @@ fn entry_key(id: &str) -> String {
     format!("{ENTRY_PREFIX}{id}")
 }
 
+/// Whether `e`, read under `key`, is a valid memory stored under its own id.
+fn is_record_of(key: &str, e: &MemoryEntry) -> bool {
+    key[ENTRY_PREFIX.len()..] == e.id && e.validate().is_ok()
+}
+
 fn to_json<T: Serialize>(v: &T) -> Result<String> {
     serde_json::to_string(v).map_err(|e| Error::invalid(e.to_string()))
 }
@@ -272,10 +277,8 @@ impl Records {
         self.journal = None;
         // The generation first: a write that lands between it and the lists
         // makes the next check reload again, never miss.
-        let read = self.store.get_many(&[GENERATION_KEY.to_string(), JOURNAL_KEY.to_string()]).await?;
-        let [generation, journal] = <[Option<String>; 2]>::try_from(read)
-            .map_err(|_| Error::storage("get_many did not answer every key"))?;
-        (self.generation, self.generation_text) = self.parse_generation(generation);
+        let (generation, journal) = self.read_generation_and_journal().await?;
+        (self.generation, self.generation_text) = generation;
         let stored = journal.as_deref().and_then(Journal::parse);
         let current = stored
             .as_ref()
@@ -317,7 +320,7 @@ impl Records {
                     clean = false;
                     continue;
                 };
-                if key[ENTRY_PREFIX.len()..] != e.id || e.validate().is_err() {
+                if !is_record_of(&key, &e) {
                     log.report(&key, "the record is not a valid memory under its own id");
                     clean = false;
                     continue;
@@ -357,7 +360,7 @@ impl Records {
         for (key, json) in keys.iter().zip(records) {
             let Some(json) = json else { continue };
             let Some(e) = damage::parse::<MemoryEntry>(&self.damage, key, &json) else { continue };
-            if key[ENTRY_PREFIX.len()..] != e.id || e.validate().is_err() {
+            if !is_record_of(key, &e) {
                 self.damage.report(key, "the record is not a valid memory under its own id");
                 continue;
             }
@@ -418,6 +421,15 @@ impl Records {
         Ok(self.parse_generation(text))
     }
 
+    /// The generation and the journal, read together (of one moment where
+    /// the backend allows).
+    async fn read_generation_and_journal(&self) -> Result<((u64, Option<String>), Option<String>)> {
+        let read = self.store.get_many(&[GENERATION_KEY.to_string(), JOURNAL_KEY.to_string()]).await?;
+        let [generation, journal] = <[Option<String>; 2]>::try_from(read)
+            .map_err(|_| Error::storage("get_many did not answer every key"))?;
+        Ok((self.parse_generation(generation), journal))
+    }
+
     fn parse_generation(&self, text: Option<String>) -> (u64, Option<String>) {
         let generation = match &text {
             None => 0,
@@ -476,10 +488,7 @@ impl Records {
     /// since (a few records, not every one, and the search index catches up
     /// on those alone); otherwise by reading every memory again.
     async fn catch_up(&mut self) -> Result<()> {
-        let read = self.store.get_many(&[GENERATION_KEY.to_string(), JOURNAL_KEY.to_string()]).await?;
-        let [generation, journal] = <[Option<String>; 2]>::try_from(read)
-            .map_err(|_| Error::storage("get_many did not answer every key"))?;
-        let (number, text) = self.parse_generation(generation);
+        let ((number, text), journal) = self.read_generation_and_journal().await?;
         let extended = match (&self.journal, journal.as_deref().and_then(Journal::parse)) {
             (Some(mine), Some((at, stored)))
                 if number != UNREADABLE
@@ -504,9 +513,7 @@ impl Records {
             // Gone or unreadable since: a full read says which, and reports it.
             let parsed = json.as_deref().and_then(|j| serde_json::from_str::<MemoryEntry>(j).ok());
             match parsed {
-                Some(e) if key[ENTRY_PREFIX.len()..] == e.id && e.validate().is_ok() => {
-                    written.push((e, json.map_or(0, |j| j.len() as u64)))
-                }
+                Some(e) if is_record_of(key, &e) => written.push((e, json.map_or(0, |j| j.len() as u64))),
                 _ => return self.reload(&mut |_| {}).await,
             }
         }
