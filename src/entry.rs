@@ -305,9 +305,7 @@ pub fn random_u64(now_ms: i64) -> u64 {
 }
 
 impl MemoryEntry {
-    /// Oldest first, ties by id: the one order of listings and exports. One
-    /// function item sorting `&MemoryEntry` everywhere gives the wasm one
-    /// instance of the sort instead of one per call site.
+    /// Oldest first, ties by id: the one order of listings and exports.
     pub fn by_time(a: &&MemoryEntry, b: &&MemoryEntry) -> std::cmp::Ordering {
         a.timestamp.cmp(&b.timestamp).then_with(|| a.id.cmp(&b.id))
     }

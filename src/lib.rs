@@ -75,6 +75,7 @@ pub mod fence;
 pub mod llm;
 pub mod longterm;
 pub mod memory;
+mod order;
 pub mod ports;
 pub mod redact;
 pub mod retrieval;

@@ -159,7 +159,7 @@ impl Redactor {
                 s < e && *e <= text.len() && text.is_char_boundary(*s) && text.is_char_boundary(*e)
             }));
         }
-        spans.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+        crate::order::sort_by(&mut spans, |a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
         let mut kept: Vec<Span> = Vec::with_capacity(spans.len());
         for s in spans {
             if kept.last().is_none_or(|k| s.0 >= k.1) {

@@ -231,7 +231,9 @@ impl LongTermMemory {
         }
         // In time order: ties in search break by insertion.
         let mut episodes: Vec<&IndexDoc> = self.episodes.values().map(|(doc, _)| doc).collect();
-        episodes.sort_by(|a, b| a.timestamp.cmp(&b.timestamp).then_with(|| a.id.cmp(&b.id)));
+        crate::order::sort_by(&mut episodes, |a, b| {
+            a.timestamp.cmp(&b.timestamp).then_with(|| a.id.cmp(&b.id))
+        });
         for doc in episodes {
             self.index.add(doc.clone())?;
         }
@@ -484,7 +486,9 @@ impl LongTermMemory {
     /// vectors; a turn indexed with a deleted message as its context is
     /// indexed again without it (its vector is made again).
     pub async fn forget_turns(&mut self, deleted: &[MemoryEntry]) -> Result<()> {
-        let ids: BTreeSet<&str> = deleted.iter().map(|e| e.id.as_str()).collect();
+        // Extended, not collected (`crate::order`).
+        let mut ids: BTreeSet<&str> = BTreeSet::new();
+        ids.extend(deleted.iter().map(|e| e.id.as_str()));
         for id in &ids {
             self.episodes.remove(*id);
             self.index.remove(id);
@@ -517,7 +521,7 @@ impl LongTermMemory {
     pub fn sources_of(&self, ids: &[String]) -> Vec<String> {
         let mut out: Vec<String> =
             ids.iter().filter_map(|id| self.records.get(id).map(|e| e.sources.clone())).flatten().collect();
-        out.sort();
+        crate::order::sort(&mut out);
         out.dedup();
         out
     }
@@ -683,7 +687,7 @@ impl LongTermMemory {
             .valid_unordered()
             .filter(|e| e.scope == Scope::User && e.kind == crate::entry::Kind::Fact)
             .collect();
-        facts.sort_by(|a, b| {
+        crate::order::sort_by(&mut facts, |a, b| {
             profile(b)
                 .cmp(&profile(a))
                 .then(b.importance.total_cmp(&a.importance))

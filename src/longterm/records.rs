@@ -745,7 +745,9 @@ impl Records {
                         .extend(self.entries.get(&probes.ids[i]).filter(|old| old.scope == entry.scope));
                 }
             }
-            candidates.sort_by(|a, b| b.timestamp.cmp(&a.timestamp).then_with(|| a.id.cmp(&b.id)));
+            crate::order::sort_by(&mut candidates, |a, b| {
+                b.timestamp.cmp(&a.timestamp).then_with(|| a.id.cmp(&b.id))
+            });
             let mut replaced = Vec::new();
             let mut change = None;
             for old in candidates {
@@ -953,7 +955,7 @@ impl Records {
     pub fn derived_from(&self, message_id: &str) -> Vec<MemoryEntry> {
         let mut out: Vec<MemoryEntry> =
             self.entries.values().filter(|e| e.sources.iter().any(|s| s == message_id)).cloned().collect();
-        out.sort_by(|a, b| a.id.cmp(&b.id));
+        crate::order::sort_by(&mut out, |a, b| a.id.cmp(&b.id));
         out
     }
 
@@ -983,7 +985,7 @@ impl Records {
             );
         }
         let mut out: Vec<&MemoryEntry> = seen.into_iter().collect();
-        out.sort_by(MemoryEntry::by_time);
+        crate::order::sort_by(&mut out, MemoryEntry::by_time);
         out.into_iter().cloned().collect()
     }
 
@@ -999,7 +1001,7 @@ impl Records {
 
     pub fn valid(&self) -> Vec<&MemoryEntry> {
         let mut v: Vec<&MemoryEntry> = self.entries.values().filter(|e| e.is_valid()).collect();
-        v.sort_by(MemoryEntry::by_time);
+        crate::order::sort_by(&mut v, MemoryEntry::by_time);
         v
     }
 
@@ -1145,14 +1147,17 @@ impl Records {
 
     pub fn export(&self) -> ExportDocument {
         let mut entries: Vec<&MemoryEntry> = self.entries.values().collect();
-        entries.sort_by(MemoryEntry::by_time);
+        crate::order::sort_by(&mut entries, MemoryEntry::by_time);
         let entries: Vec<MemoryEntry> = entries.into_iter().cloned().collect();
+        // Extended, not collected (`crate::order`).
+        let mut processed = BTreeMap::new();
+        processed.extend(self.processed.iter().map(|(k, v)| (k.clone(), *v)));
         ExportDocument {
             format: "agent-memory".into(),
             version: EXPORT_VERSION,
             exported_at: self.clock.now_ms(),
             entries,
-            processed: self.processed.iter().map(|(k, v)| (k.clone(), *v)).collect(),
+            processed,
         }
     }
 

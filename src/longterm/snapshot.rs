@@ -129,7 +129,7 @@ pub fn chunks<S: AsRef<str>>(
 pub async fn read(store: &dyn Store, journal: &Journal) -> crate::error::Result<Option<Vec<String>>> {
     let mut read = Vec::with_capacity(journal.chunks);
     store.scan(SNAPSHOT_PREFIX, &mut |part| read.extend(part)).await?;
-    read.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    crate::order::sort_by(&mut read, |a, b| a.0.cmp(&b.0));
     let keys = chunk_keys(0, journal.chunks);
     if read.len() < keys.len() {
         return Ok(None);

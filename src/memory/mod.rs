@@ -854,7 +854,10 @@ impl Memory {
         if ids.is_empty() {
             return Ok(());
         }
-        let ids: std::collections::BTreeSet<String> = ids.into_iter().collect();
+        // Extended, not collected (`crate::order`).
+        let mut set = std::collections::BTreeSet::new();
+        set.extend(ids);
+        let ids = set;
         // Not while this session compresses or ends (its summary could
         // quote them); the namespace lock before the mutexes, as always.
         let _turn = self.inner.work.lock().await;

@@ -21,7 +21,7 @@ fn kv(k: &str, v: &str) -> (String, String) {
 pub async fn scanned(store: &dyn Store, prefix: &str) -> Result<Vec<(String, String)>> {
     let mut all = Vec::new();
     store.scan(prefix, &mut |page| all.extend(page)).await?;
-    all.sort();
+    crate::order::sort(&mut all);
     Ok(all)
 }
 

@@ -139,7 +139,7 @@ impl JsEmbedder {
                 (index, Reflect::get(&d, &"embedding".into()).unwrap_or(JsValue::UNDEFINED))
             })
             .collect();
-        items.sort_by(|a, b| a.0.total_cmp(&b.0));
+        crate::order::sort_by(&mut items, |a, b| a.0.total_cmp(&b.0));
         vectors(&items.into_iter().map(|(_, v)| v).collect::<Array>())
     }
 }

@@ -498,7 +498,7 @@ impl IndexedDbStore {
         let mut out = Vec::new();
         self.scan_impl(prefix, &mut |page| out.extend(page)).await?;
         // IndexedDB orders by UTF-16 code units; the port promises UTF-8 order.
-        out.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        crate::order::sort_by(&mut out, |a, b| a.0.cmp(&b.0));
         Ok(out)
     }
 

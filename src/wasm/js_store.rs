@@ -132,7 +132,7 @@ impl JsStore {
                 }
             }
         }
-        out.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        crate::order::sort_by(&mut out, |a, b| a.0.cmp(&b.0));
         Ok(out)
     }
 }

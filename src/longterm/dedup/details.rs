@@ -233,7 +233,7 @@ impl Details {
             let cjk_core: String = text.chars().filter(|c| !CJK_NEGATIONS.contains(c)).collect();
             d.core = vec![crate::longterm::dedup::normalize(&cjk_core)];
         }
-        d.numbers.sort();
+        crate::order::sort(&mut d.numbers);
         d.negative = (negations + cjk_negations) % 2 == 1;
         d
     }
