@@ -50,6 +50,14 @@ pub(crate) fn json_of(value: &JsValue, what: &str) -> Result<String, JsValue> {
 /// Converts a JS options object into a core type, naming what was expected.
 /// `fields` lists the keys it may have: a misspelt option (`maxTokenz`) is
 /// an error, not a silently ignored key.
+///
+/// Through JSON: `JSON.stringify` and one serde_json reader per type, which
+/// honours `deny_unknown_fields` at every depth (`budget: { contextWindw }`
+/// is an error too). A reader of JS values beside it would be a second
+/// deserializer for every type, 23 KB of the gzipped wasm. JSON turns NaN
+/// and Infinity into `null` (an optional number would silently go
+/// missing), so numbers are checked first; it drops `undefined` fields,
+/// which is what they mean.
 pub(crate) fn from_js<T: serde::de::DeserializeOwned>(
     value: JsValue,
     what: &str,
@@ -59,29 +67,71 @@ pub(crate) fn from_js<T: serde::de::DeserializeOwned>(
         return Err(js_error(Error::invalid(format!("{what} must be an object"))));
     }
     check_fields(&value, &format!("{what} field"), fields)?;
-    let invalid = |e: &dyn std::fmt::Display| js_error(Error::invalid(format!("invalid {what}: {e}")));
-    let parsed = serde_wasm_bindgen::from_value(value.clone()).map_err(|e| invalid(&e))?;
-    // serde_wasm_bindgen reads only the fields a struct names, so a misspelt
-    // nested option (`budget: { contextWindw }`) would pass unseen; serde_json
-    // honours `deny_unknown_fields` at every depth. Only its unknown-field
-    // verdict counts: JSON has no NaN or undefined, which the read above
-    // already judged. With no object or array among the fields there is no
-    // depth the check above missed, and the common flat input (a memory of
-    // `rememberMany`) is spared a stringify and two parses.
-    let nested =
-        js_sys::Object::values(value.unchecked_ref::<js_sys::Object>()).iter().any(|v| v.is_object());
-    if !nested {
-        return Ok(parsed);
+    // Stringified first: a cycle or a BigInt fails here, before the walk.
+    let json = lone_surrogates_replaced(json_of(&value, what)?);
+    if let Some(path) = non_finite_at(&value, 0) {
+        return Err(js_error(Error::invalid(format!(
+            "{what} field {path:?} must be a finite number, not NaN or Infinity"
+        ))));
     }
-    if let Err(e) = json_of(&value, what).and_then(|json| {
-        serde_json::from_str::<serde::de::IgnoredAny>(&json).map_err(|_| JsValue::NULL)?;
-        serde_json::from_str::<T>(&json).map(drop).map_err(|e| JsValue::from_str(&e.to_string()))
-    }) {
-        if let Some(message) = e.as_string().filter(|m| m.contains("unknown field")) {
-            return Err(invalid(&message));
+    serde_json::from_str::<T>(&json)
+        .map_err(|e| js_error(Error::invalid(format!("invalid {what}: {}", reason(&e)))))
+}
+
+/// Nesting deeper than serde_json reads: its reader rejects such input
+/// anyway, and the walk below never goes deeper.
+const MAX_DEPTH: u32 = 128;
+
+/// Where a number JSON cannot carry is in `value` (`"budget.contextWindow"`),
+/// if anywhere.
+fn non_finite_at(value: &JsValue, depth: u32) -> Option<String> {
+    if !value.is_object() || depth == MAX_DEPTH {
+        return None;
+    }
+    js_sys::Object::entries(value.unchecked_ref::<js_sys::Object>()).iter().find_map(|pair| {
+        let pair: js_sys::Array = pair.unchecked_into();
+        let (key, field) = (pair.get(0).as_string().unwrap_or_default(), pair.get(1));
+        match field.as_f64() {
+            Some(n) if !n.is_finite() => Some(key),
+            Some(_) => None,
+            None => non_finite_at(&field, depth + 1).map(|inner| format!("{key}.{inner}")),
         }
+    })
+}
+
+/// `JSON.stringify` writes a lone surrogate (text cut inside an emoji) as
+/// an escape that serde_json rejects; every other reader of JS strings in
+/// the binding takes it as U+FFFD, and so does this one. (It writes paired
+/// surrogates as the character itself, so every such escape is lone.)
+fn lone_surrogates_replaced(json: String) -> String {
+    if !json.contains("\\ud") {
+        return json;
     }
-    Ok(parsed)
+    let mut out = String::with_capacity(json.len());
+    let mut rest = json.as_str();
+    while let Some(at) = rest.find('\\') {
+        out.push_str(&rest[..at]);
+        let escape = &rest[at..];
+        let lone = escape[1..].starts_with('u')
+            && escape
+                .get(2..6)
+                .and_then(|hex| u16::from_str_radix(hex, 16).ok())
+                .is_some_and(|c| (0xd800..0xe000).contains(&c));
+        let taken = if lone { 6 } else { escape.chars().nth(1).map_or(1, |c| 1 + c.len_utf8()) };
+        out.push_str(if lone { "\\ufffd" } else { &escape[..taken] });
+        rest = &escape[taken..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// serde_json's message without its place in a text the caller never saw.
+fn reason(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    match text.rfind(" at line ") {
+        Some(at) if e.line() > 0 => text[..at].to_string(),
+        _ => text,
+    }
 }
 
 /// What a thrown JS value says: an `Error`'s message, a string as is,
@@ -97,18 +147,11 @@ pub(crate) fn describe(value: &JsValue) -> String {
         .unwrap_or_else(|| "an unprintable value".to_string())
 }
 
-/// Converts a core value into a plain JS object (maps become objects).
+/// Converts a core value into a plain JS object (maps become objects)
+/// through JSON: one `JSON.parse` of one string beats setting every field
+/// of every object across the boundary, and one serde_json writer per type
+/// is all the wasm holds.
 pub(crate) fn to_js<T: serde::Serialize>(value: &T) -> Result<JsValue, JsValue> {
-    let ser = serde_wasm_bindgen::Serializer::new().serialize_maps_as_objects(true);
-    value
-        .serialize(&ser)
-        .map_err(|e| js_error(Error::new(ErrorCode::InvalidInput, format!("cannot convert result: {e}"))))
-}
-
-/// Converts a large result (arrays of messages) through JSON: one
-/// `JSON.parse` of one string beats setting every field of every object
-/// across the boundary.
-pub(crate) fn to_js_json<T: serde::Serialize>(value: &T) -> Result<JsValue, JsValue> {
     let json = serde_json::to_string(value)
         .map_err(|e| js_error(Error::new(ErrorCode::InvalidInput, format!("cannot convert result: {e}"))))?;
     js_sys::JSON::parse(&json)

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
 
-use super::{from_js, now_ms, to_js_json};
+use super::{from_js, now_ms, to_js};
 use crate::entry::Role;
 use crate::extract::{extract, ExtractOptions, Turn};
 
@@ -84,5 +84,5 @@ pub fn extract_memories(
             importance: e.importance,
         })
         .collect();
-    to_js_json(&rows)
+    to_js(&rows)
 }

@@ -184,7 +184,7 @@ fn thrown(e: JsValue) -> LlmFailure {
 }
 
 fn messages_js(request: &LlmRequest) -> std::result::Result<JsValue, LlmFailure> {
-    super::to_js_json(&request.messages)
+    super::to_js(&request.messages)
         .map_err(|_| LlmFailure::fatal(Error::invalid("the LLM request could not be converted")))
 }
 

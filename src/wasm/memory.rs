@@ -22,10 +22,7 @@ use super::search::parse_search_options;
 use super::tokenizer::JsTokenizer;
 use super::types::{JsContextRequest, JsMemoryOptions, JsMessageInput, JsSessionUsage, JsUsageReport};
 use super::types::{JsEndSessionOptions, JsEntryInput, JsSearchOptions};
-use super::{
-    check_fields, describe, from_js, js_count, js_string, shallow_copy, take_field, to_js, to_js_json,
-    JsClock,
-};
+use super::{check_fields, describe, from_js, js_count, js_string, shallow_copy, take_field, to_js, JsClock};
 use crate::entry::EntryInput;
 use crate::entry::Scope;
 use crate::error::{Error, ErrorCode, Result};
@@ -341,7 +338,7 @@ impl JsMemory {
     #[wasm_bindgen(unchecked_return_type = "Promise<CompressReport | null>")]
     pub fn compress(&self) -> Promise {
         let m = self.0.clone();
-        promise(async move { Ok(m.compress().await?) }, to_js_json)
+        promise(async move { Ok(m.compress().await?) }, to_js)
     }
 
     /// Session end: extracts long-term memories from the messages not yet
@@ -367,7 +364,7 @@ impl JsMemory {
                     }
                 }
             },
-            to_js_json,
+            to_js,
         )
     }
 
@@ -385,7 +382,7 @@ impl JsMemory {
     /// Model calls so far: calls, failures, retries, timeouts, tokens, per purpose.
     #[wasm_bindgen(js_name = llmStats, unchecked_return_type = "LlmStats | null")]
     pub fn llm_stats(&self) -> std::result::Result<JsValue, JsValue> {
-        to_js_json(&self.0.llm_stats())
+        to_js(&self.0.llm_stats())
     }
 
     /// Deletes another session of the namespace (its messages, summary,
@@ -406,7 +403,7 @@ impl JsMemory {
     pub fn pop_message(&self) -> Promise {
         let m = self.0.clone();
         promise(async move { Ok(m.pop_message().await?) }, |e| match e {
-            Some(e) => to_js_json(e),
+            Some(e) => to_js(e),
             None => Ok(JsValue::NULL),
         })
     }
@@ -423,7 +420,7 @@ impl JsMemory {
     #[wasm_bindgen(js_name = pendingWork, unchecked_return_type = "Promise<OutboxRecord[]>")]
     pub fn pending_work(&self) -> Promise {
         let m = self.0.clone();
-        promise(async move { Ok(m.pending_work().await?) }, to_js_json)
+        promise(async move { Ok(m.pending_work().await?) }, to_js)
     }
 
     /// The `messages` array for the next request, and where its tokens went.
@@ -437,7 +434,7 @@ impl JsMemory {
         future_to_promise(async move {
             let ctx = m.build_context(parsed?).await?;
             let out = js_sys::Object::new();
-            js_sys::Reflect::set(&out, &"messages".into(), &to_js_json(&ctx.messages)?)?;
+            js_sys::Reflect::set(&out, &"messages".into(), &to_js(&ctx.messages)?)?;
             js_sys::Reflect::set(&out, &"report".into(), &to_js(&ctx.report)?)?;
             Ok(out.into())
         })
@@ -475,20 +472,20 @@ impl JsMemory {
     /// Messages evicted from the window that wait for a summary.
     #[wasm_bindgen(js_name = pendingCompression, unchecked_return_type = "MemoryEntry[]")]
     pub fn pending_compression(&self) -> std::result::Result<JsValue, JsValue> {
-        to_js_json(&self.0.with_session(|s| s.pending_compression())?)
+        to_js(&self.0.with_session(|s| s.pending_compression())?)
     }
 
     /// The live messages, oldest first.
     #[wasm_bindgen(unchecked_return_type = "MemoryEntry[]")]
     pub fn messages(&self) -> std::result::Result<JsValue, JsValue> {
-        to_js_json(&self.0.with_session(|s| s.messages())?)
+        to_js(&self.0.with_session(|s| s.messages())?)
     }
 
     /// Every stored message of the session, oldest first.
     #[wasm_bindgen(js_name = sessionHistory, unchecked_return_type = "Promise<MemoryEntry[]>")]
     pub fn session_history(&self) -> Promise {
         let m = self.0.clone();
-        promise(async move { Ok(m.session_history().await?) }, to_js_json)
+        promise(async move { Ok(m.session_history().await?) }, to_js)
     }
 
     /// Commits a summary that replaces the pending messages up to `throughId`.
@@ -527,7 +524,7 @@ impl JsMemory {
     pub fn remember(&self, memory: JsEntryInput) -> Promise {
         let entry = parse_entry(memory.into());
         let m = self.0.clone();
-        promise(async move { Ok(m.remember(entry?).await?) }, to_js_json)
+        promise(async move { Ok(m.remember(entry?).await?) }, to_js)
     }
 
     /// Remembers many memories in one store transaction, each deduplicated
@@ -544,7 +541,7 @@ impl JsMemory {
             Err(Error::invalid("rememberMany takes an array of memories").into())
         };
         let m = self.0.clone();
-        promise(async move { Ok(m.remember_many(entries?).await?) }, to_js_json)
+        promise(async move { Ok(m.remember_many(entries?).await?) }, to_js)
     }
 
     /// Stores `memory` and expires the memories `replaces` in its favour
@@ -562,7 +559,7 @@ impl JsMemory {
                 let (entry, replaces) = args?;
                 Ok(m.supersede(entry, &replaces).await?)
             },
-            to_js_json,
+            to_js,
         )
     }
 
@@ -582,7 +579,7 @@ impl JsMemory {
                 let (query, (opts, vector)) = args?;
                 Ok(m.search(&query, &opts, vector).await?)
             },
-            to_js_json,
+            to_js,
         )
     }
 
@@ -590,7 +587,7 @@ impl JsMemory {
     #[wasm_bindgen(unchecked_return_type = "Promise<MemoryEntry[]>")]
     pub fn memories(&self) -> Promise {
         let m = self.0.clone();
-        promise(async move { Ok(m.memories().await?) }, to_js_json)
+        promise(async move { Ok(m.memories().await?) }, to_js)
     }
 
     /// Every memory drawn from a message (its `sources` hold the id),
@@ -602,7 +599,7 @@ impl JsMemory {
     ) -> Promise {
         let id = js_string(&message_id, "messageId");
         let m = self.0.clone();
-        promise(async move { Ok(m.derived_from(&id?).await?) }, to_js_json)
+        promise(async move { Ok(m.derived_from(&id?).await?) }, to_js)
     }
 
     /// Every version of a memory (superseded ones too), oldest first.
@@ -610,7 +607,7 @@ impl JsMemory {
     pub fn history(&self, #[wasm_bindgen(unchecked_param_type = "string")] id: JsValue) -> Promise {
         let id = js_string(&id, "id");
         let m = self.0.clone();
-        promise(async move { Ok(m.history(&id?).await?) }, to_js_json)
+        promise(async move { Ok(m.history(&id?).await?) }, to_js)
     }
 
     /// Restores what memory `id` superseded, and expires `id`.
@@ -669,8 +666,8 @@ impl JsMemory {
         promise(
             async move {
                 match sealed? {
-                    true => to_js_json(&m.export_sealed().await?),
-                    false => to_js_json(&m.export().await?),
+                    true => to_js(&m.export_sealed().await?),
+                    false => to_js(&m.export().await?),
                 }
             },
             |v: &JsValue| Ok(v.clone()),
@@ -700,7 +697,7 @@ impl JsMemory {
                     .map_err(|e| Error::invalid(format!("invalid export document: {e}")))?;
                 Ok(m.import(doc).await?)
             },
-            to_js_json,
+            to_js,
         )
     }
 
@@ -709,7 +706,7 @@ impl JsMemory {
     #[wasm_bindgen(unchecked_return_type = "Promise<MemoryStats>")]
     pub fn stats(&self) -> Promise {
         let m = self.0.clone();
-        promise(async move { Ok(m.stats().await?) }, to_js_json)
+        promise(async move { Ok(m.stats().await?) }, to_js)
     }
 }
 

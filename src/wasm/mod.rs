@@ -25,7 +25,7 @@ use wasm_bindgen::prelude::*;
 pub(crate) use clock::{now_ms, JsClock, Sleep};
 pub(crate) use convert::{
     check_fields, count_u32, describe, from_js, js_count, js_error, js_string, js_usize, json_of,
-    shallow_copy, take_field, to_js, to_js_json,
+    shallow_copy, take_field, to_js,
 };
 
 /// The design's fast token estimate, with CJK ranges corrected.

@@ -7,7 +7,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::types::{JsIndexDoc, JsSearchOptions};
-use super::{from_js, js_error, js_string, now_ms, shallow_copy, take_field, to_js_json};
+use super::{from_js, js_error, js_string, now_ms, shallow_copy, take_field, to_js};
 use crate::entry::Scope;
 use crate::error::Error;
 use crate::retrieval::{Bm25Params, IndexDoc, SearchIndex, SearchOptions};
@@ -146,6 +146,6 @@ impl JsSearchIndex {
         let query = js_string(&query, "query")?;
         let (opts, vector) = parse_search_options(options.map_or(JsValue::UNDEFINED, Into::into))?;
         let hits = self.0.search(&query, vector.as_deref(), now_ms(), &opts).map_err(js_error)?;
-        to_js_json(&hits)
+        to_js(&hits)
     }
 }

@@ -55,6 +55,34 @@ test("bad budgets throw typed errors and the instance keeps working", () => {
   assert.equal(am.estimateTokens("abcd"), 1);
 });
 
+test("options cross as JSON: non-finite numbers named at any depth, cycles and BigInts typed errors, undefined absent", async () => {
+  // NaN or Infinity would turn into null in JSON, and an optional number
+  // would silently go missing: each is an error naming its field.
+  assertCode(() => new am.TokenBudget({ contextWindow: Infinity }), "INVALID_INPUT", /"contextWindow" must be a finite number/);
+  await assert.rejects(am.Memory.open({ namespace: "conv", sessionId: "s", budget: { compressionThreshold: NaN } }), (err) => {
+    assert.equal(err.code, "INVALID_INPUT");
+    assert.match(err.message, /"budget\.compressionThreshold" must be a finite number/);
+    return true;
+  });
+  const cyclic = { content: "x" };
+  cyclic.metadata = { self: cyclic };
+  assertCode(() => am.createEntry(cyclic), "INVALID_INPUT", /JSON-serializable/);
+  assertCode(() => am.createEntry({ content: "x", timestamp: 10n }), "INVALID_INPUT", /JSON-serializable/);
+  // A misspelt field at depth is still refused, without JSON's line and column.
+  await assert.rejects(am.Memory.open({ namespace: "conv", sessionId: "s", budget: { contextWindw: 8192 } }), (err) => {
+    assert.match(err.message, /unknown field `contextWindw`/);
+    assert.doesNotMatch(err.message, /line \d+ column/);
+    return true;
+  });
+  // An undefined field is an absent one.
+  const e = am.createEntry({ content: "x", kind: undefined, timestamp: undefined });
+  assert.equal(e.kind, am.createEntry({ content: "x" }).kind);
+  assert.ok(e.timestamp > 1_700_000_000_000);
+  // A lone surrogate (text cut inside an emoji) becomes U+FFFD, as in every other string the binding reads.
+  assert.equal(am.createEntry({ content: "cut \ud83d here", metadata: { note: "\\ud83d stays text" } }).content, "cut \ufffd here");
+  assert.equal(am.createEntry({ content: "x", metadata: { note: "\\ud83d stays text" } }).metadata.note, "\\ud83d stays text");
+});
+
 test("createEntry fills defaults, keeps timestamps and validates", () => {
   const e = am.createEntry({ content: "我喜欢用 Rust", kind: "fact", scope: "user", timestamp: 1700000000123,
     metadata: { source: "chat" } });
