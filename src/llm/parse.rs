@@ -140,10 +140,13 @@ pub fn truncate_chars(s: &str, max: usize) -> String {
     }
 }
 
+/// A number, or a number written as a string (`"0.8"`), read as JSON reads
+/// numbers: `str::parse::<f64>` would link a second float parser, 10 KB of
+/// tables, into the wasm.
 fn number(v: &Value) -> Option<f64> {
     match v {
         Value::Number(n) => n.as_f64(),
-        Value::String(s) => s.trim().parse().ok(),
+        Value::String(s) => serde_json::from_str(s.trim()).ok(),
         _ => None,
     }
 }

@@ -269,8 +269,10 @@ impl JsLlm {
                 .ok()
                 .and_then(|g| g.call1(&get(&response, "headers"), &"retry-after".into()).ok())
                 .and_then(|v| v.as_string())
-                .and_then(|s| s.trim().parse::<f64>().ok())
-                .map(|secs| (secs * 1000.0).clamp(0.0, 60_000.0) as u32);
+                // Whole seconds (RFC 9110 `delay-seconds`); an HTTP date is
+                // not honoured.
+                .and_then(|s| s.trim().parse::<u32>().ok())
+                .map(|secs| secs.saturating_mul(1000).min(60_000));
             let retryable = status == 429.0 || status >= 500.0 || status == 408.0;
             return Err(LlmFailure { error, retryable, retry_after_ms: retry_after });
         }
