@@ -8,12 +8,12 @@
 //! while bigrams keep the measure meaningful for English and CJK alike.
 
 mod details;
+mod levenshtein;
 mod probe;
 
 pub use details::{Change, Details};
 pub use probe::{may_relate, Probe};
 
-use rapidfuzz::distance::levenshtein;
 use serde::{Deserialize, Serialize};
 
 /// Thresholds, with the design's defaults.
@@ -308,9 +308,7 @@ pub fn similarity_of(new: &Fingerprint, existing: &Fingerprint, opts: &DedupOpti
                     shared_once.unwrap_or_else(|| shared(&new.bigrams, &existing.bigrams)),
                 ))
         {
-            // Bit-parallel, and it stops as soon as the cutoff is out of reach.
-            let args = levenshtein::Args::default().score_cutoff(opts.levenshtein);
-            if let Some(l) = levenshtein::normalized_similarity_with_args(n.chars(), e.chars(), &args) {
+            if let Some(l) = levenshtein::normalized_similarity(n, e, opts.levenshtein) {
                 return Some(Similarity::Levenshtein { score: l });
             }
         }
