@@ -9,9 +9,10 @@
 //! permutation. The price, an indirect call per comparison, matters only in
 //! loops: the tokenizer, the search index and dedup keep their own sorts.
 //! Collecting into a `BTreeMap` or `BTreeSet` sorts as well (one more
-//! instance per element type), so the crate extends an empty one instead.
+//! instance per element type): [`map_of`] and [`set_of`] insert instead.
 
 use std::cmp::Ordering;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Sorts `items` stably (equal items keep their order) by `compare`.
 pub fn sort_by<T>(items: &mut [T], mut compare: impl FnMut(&T, &T) -> Ordering) {
@@ -22,6 +23,21 @@ pub fn sort_by<T>(items: &mut [T], mut compare: impl FnMut(&T, &T) -> Ordering) 
 /// Sorts `items` stably in their natural order.
 pub fn sort<T: Ord>(items: &mut [T]) {
     sort_by(items, T::cmp);
+}
+
+/// A map of `items`, inserted one at a time (a later key wins, as in
+/// `collect`).
+pub fn map_of<K: Ord, V>(items: impl IntoIterator<Item = (K, V)>) -> BTreeMap<K, V> {
+    let mut map = BTreeMap::new();
+    map.extend(items);
+    map
+}
+
+/// A set of `items`, inserted one at a time.
+pub fn set_of<T: Ord>(items: impl IntoIterator<Item = T>) -> BTreeSet<T> {
+    let mut set = BTreeSet::new();
+    set.extend(items);
+    set
 }
 
 /// The positions `0..n` in the order `compare` gives them, ties in
@@ -70,6 +86,13 @@ mod tests {
             theirs.sort_by_key(|t| std::cmp::Reverse(t.0));
             assert_eq!(reversed, theirs, "n = {n}, descending");
         }
+    }
+
+    #[test]
+    fn maps_and_sets_hold_what_collect_would() {
+        let pairs = [("b", 1), ("a", 2), ("b", 3)];
+        assert_eq!(map_of(pairs), pairs.into_iter().collect::<BTreeMap<_, _>>());
+        assert_eq!(set_of(["b", "a", "b"]), ["b", "a", "b"].into_iter().collect::<BTreeSet<_>>());
     }
 
     #[test]

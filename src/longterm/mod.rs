@@ -486,9 +486,7 @@ impl LongTermMemory {
     /// vectors; a turn indexed with a deleted message as its context is
     /// indexed again without it (its vector is made again).
     pub async fn forget_turns(&mut self, deleted: &[MemoryEntry]) -> Result<()> {
-        // Extended, not collected (`crate::order`).
-        let mut ids: BTreeSet<&str> = BTreeSet::new();
-        ids.extend(deleted.iter().map(|e| e.id.as_str()));
+        let ids: BTreeSet<&str> = crate::order::set_of(deleted.iter().map(|e| e.id.as_str()));
         for id in &ids {
             self.episodes.remove(*id);
             self.index.remove(id);

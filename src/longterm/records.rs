@@ -1149,9 +1149,7 @@ impl Records {
         let mut entries: Vec<&MemoryEntry> = self.entries.values().collect();
         crate::order::sort_by(&mut entries, MemoryEntry::by_time);
         let entries: Vec<MemoryEntry> = entries.into_iter().cloned().collect();
-        // Extended, not collected (`crate::order`).
-        let mut processed = BTreeMap::new();
-        processed.extend(self.processed.iter().map(|(k, v)| (k.clone(), *v)));
+        let processed = crate::order::map_of(self.processed.iter().map(|(k, v)| (k.clone(), *v)));
         ExportDocument {
             format: "agent-memory".into(),
             version: EXPORT_VERSION,

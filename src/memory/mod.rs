@@ -854,10 +854,7 @@ impl Memory {
         if ids.is_empty() {
             return Ok(());
         }
-        // Extended, not collected (`crate::order`).
-        let mut set = std::collections::BTreeSet::new();
-        set.extend(ids);
-        let ids = set;
+        let ids = crate::order::set_of(ids);
         // Not while this session compresses or ends (its summary could
         // quote them); the namespace lock before the mutexes, as always.
         let _turn = self.inner.work.lock().await;

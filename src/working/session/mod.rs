@@ -304,7 +304,7 @@ impl Session {
             summary: None,
             damage,
         };
-        s.writers_seen.extend(s.store.list(&writer_prefix(&s.storage_id)).await?);
+        s.writers_seen = crate::order::map_of(s.store.list(&writer_prefix(&s.storage_id)).await?);
         // Every instance that ever wrote left a record. Deleting records is
         // safe at any time (a writer still active rewrites its own with its
         // next write, which reads as a change), so they are kept few.
@@ -323,12 +323,12 @@ impl Session {
     async fn reload(&mut self, forgotten: &BTreeSet<String>) -> Result<()> {
         let summary = self.read_summary().await?;
         let rows = self.store.list(&msg_prefix(&self.storage_id)).await?;
-        // Maps and sets here are extended, not collected (`crate::order`).
-        let mut messages: BTreeMap<Seq, MemoryEntry> = BTreeMap::new();
-        messages.extend(rows.iter().filter_map(|(k, v)| message_row(k, v, &self.damage)));
+        let mut messages: BTreeMap<Seq, MemoryEntry> =
+            crate::order::map_of(rows.iter().filter_map(|(k, v)| message_row(k, v, &self.damage)));
         let prefix = gone_prefix(&self.storage_id);
-        let mut gone: BTreeSet<String> = BTreeSet::new();
-        gone.extend(self.store.list(&prefix).await?.into_iter().map(|(k, _)| k[prefix.len()..].to_string()));
+        let gone: BTreeSet<String> = crate::order::set_of(
+            self.store.list(&prefix).await?.into_iter().map(|(k, _)| k[prefix.len()..].to_string()),
+        );
         for l in self.memory.pending().iter().chain(self.memory.live()) {
             if !forgotten.contains(&l.entry.id) && !gone.contains(&l.entry.id) {
                 messages.entry(l.seq).or_insert_with(|| l.entry.clone());
@@ -356,8 +356,8 @@ impl Session {
     /// parent or sub-agent): one `list` of the writer records, and a reload
     /// only when one changed. Says whether it reloaded.
     pub async fn sync(&mut self) -> Result<bool> {
-        let mut writers: BTreeMap<String, String> = BTreeMap::new();
-        writers.extend(self.store.list(&writer_prefix(&self.storage_id)).await?);
+        let writers: BTreeMap<String, String> =
+            crate::order::map_of(self.store.list(&writer_prefix(&self.storage_id)).await?);
         let own = self.writer_key();
         let changed = writers.iter().any(|(k, v)| *k != own && self.writers_seen.get(k) != Some(v));
         self.writers_seen = writers;
@@ -422,9 +422,7 @@ impl Session {
         let marker = (format!("{}{}", gone_prefix(&self.storage_id), entry.id), String::new());
         let record = self.next_writer_record();
         self.store.put_many(vec![marker, record]).await?;
-        let mut popped = BTreeSet::new();
-        popped.insert(entry.id.clone());
-        self.reload(&popped).await?;
+        self.reload(&crate::order::set_of([entry.id.clone()])).await?;
         Ok(Some(entry))
     }
 
