@@ -10,7 +10,9 @@
 //! every hit says where it came from ([`Origin`]). [`dedup`] decides when a new memory is already known,
 //! a fuller version, or an update of a stored one.
 
+mod batch;
 pub mod dedup;
+mod lines;
 pub mod records;
 pub mod snapshot;
 

@@ -14,7 +14,8 @@
 //! - Processed-message hashes (the idempotency of session-end
 //!   consolidation) are kept with a TTL.
 //!
-//! Store layout: `lt/entry/<id>` (entry JSON), `lt/processed/<hash>` (expiry,
+//! Store layout: `lt/entry/<id>` (entry JSON; the new memories of one write
+//! share records instead, [`crate::longterm::batch`]), `lt/processed/<hash>` (expiry,
 //! ms), `lt/meta/generation` (a fresh random number on every write, so
 //! another instance's changes are noticed at its next read or write; random
 //! rather than counted, so a namespace deleted and written anew cannot come
@@ -35,6 +36,7 @@ use crate::longterm::dedup::{
     may_relate, relation_of, Change, DedupOptions, Fingerprint, Probe, Relation, Similarity,
 };
 use crate::longterm::snapshot::{self, Journal, JOURNAL_KEY, SNAPSHOT_PREFIX};
+use crate::longterm::{batch, lines};
 use crate::ports::clock::Clock;
 use crate::store::{damage, DamageLog, Store};
 
@@ -193,6 +195,128 @@ pub struct Records {
     /// The backend refused a snapshot (its quota, its limits): this view
     /// makes no more, and its writes pay for none.
     snapshots_refused: bool,
+    /// The batch each memory kept in one lives in, by id; a memory not here
+    /// has its own record.
+    homes: HashMap<String, String>,
+    /// The batches' records, by name.
+    batches: HashMap<String, Batch>,
+}
+
+/// What a batch's record holds.
+#[derive(Default)]
+struct Batch {
+    /// The memories that live in it, in its order.
+    ids: Vec<String>,
+    /// Lines no reader accepts: kept through rewrites as they are, so the
+    /// damage stays reported and nothing leaves unseen.
+    unreadable: Vec<String>,
+    /// It also holds copies of memories whose own records won: the next
+    /// deletion rewrites it without them.
+    stale: bool,
+    /// Its value's length.
+    bytes: u64,
+}
+
+/// A line of a snapshot a write makes: a record it writes, or a memory of
+/// the view.
+enum Line<'a> {
+    Json(&'a str),
+    Entry(&'a MemoryEntry),
+}
+
+/// One memory a write stores: its JSON and the batch it goes into (`None`:
+/// its own record).
+struct Written<'a> {
+    id: &'a str,
+    json: &'a str,
+    home: Option<&'a str>,
+}
+
+/// A view as read from the store, memory by memory.
+#[derive(Default)]
+struct Loaded {
+    entries: HashMap<String, MemoryEntry>,
+    homes: HashMap<String, String>,
+    batches: HashMap<String, Batch>,
+    bytes: u64,
+    /// A record was damaged or a memory found twice: no snapshot is made
+    /// of such a view.
+    unsound: bool,
+}
+
+impl Loaded {
+    /// Takes the record at `key`: a memory's own, or a batch's.
+    fn take(&mut self, log: &DamageLog, key: &str, json: &str, loaded: &mut dyn FnMut(&MemoryEntry)) {
+        if !batch::is_batch(json) {
+            let Some(e) = damage::parse::<MemoryEntry>(log, key, json) else {
+                self.unsound = true;
+                return;
+            };
+            if !is_record_of(key, &e) {
+                log.report(key, "the record is not a valid memory under its own id");
+                self.unsound = true;
+                return;
+            }
+            self.bytes += json.len() as u64;
+            // Its own record wins over a batch's copy.
+            if let Some(home) = self.homes.remove(&e.id) {
+                self.unsound = true;
+                if let Some(b) = self.batches.get_mut(&home) {
+                    b.ids.retain(|id| *id != e.id);
+                    b.stale = true;
+                }
+            }
+            loaded(&e);
+            self.entries.insert(e.id.clone(), e);
+            return;
+        }
+        let name = key[ENTRY_PREFIX.len()..].to_string();
+        let mut b = Batch { bytes: json.len() as u64, ..Batch::default() };
+        self.bytes += b.bytes;
+        for line in lines::records(json) {
+            let e = match serde_json::from_str::<MemoryEntry>(line) {
+                Ok(e) if e.validate().is_ok() => e,
+                _ => {
+                    b.unreadable.push(line.to_string());
+                    continue;
+                }
+            };
+            if self.entries.contains_key(&e.id) {
+                b.stale = true;
+                self.unsound = true;
+                continue;
+            }
+            loaded(&e);
+            self.homes.insert(e.id.clone(), name.clone());
+            b.ids.push(e.id.clone());
+            self.entries.insert(e.id.clone(), e);
+        }
+        if !b.unreadable.is_empty() {
+            log.report(key, format!("{} of the batch's memories are not valid memories", b.unreadable.len()));
+            self.unsound = true;
+        }
+        self.batches.insert(name, b);
+    }
+
+    /// Takes a memory of a snapshot's chunk, `len` bytes of JSON, living in
+    /// `home`.
+    fn take_line(&mut self, e: MemoryEntry, len: usize, home: Option<&str>) {
+        match home {
+            None => self.bytes += len as u64,
+            Some(home) => {
+                let b = self.batches.entry(home.to_string()).or_default();
+                if b.bytes == 0 {
+                    b.bytes = batch::bytes([]);
+                    self.bytes += b.bytes;
+                }
+                b.bytes += 1 + len as u64;
+                self.bytes += 1 + len as u64;
+                b.ids.push(e.id.clone());
+                self.homes.insert(e.id.clone(), home.to_string());
+            }
+        }
+        self.entries.insert(e.id.clone(), e);
+    }
 }
 
 /// The valid memories' probes, in no order, with their ids alongside (the
@@ -251,6 +375,8 @@ impl Records {
             probes: None,
             journal: None,
             snapshots_refused: false,
+            homes: HashMap::default(),
+            batches: HashMap::default(),
         };
         lt.reload(loaded).await?;
         let now = lt.clock.now_ms();
@@ -269,10 +395,9 @@ impl Records {
 
     /// Reads every memory and hash again; `loaded` sees each valid memory.
     async fn reload(&mut self, loaded: &mut dyn FnMut(&MemoryEntry)) -> Result<()> {
-        self.entries.clear();
+        self.hold(Loaded::default());
         self.fingerprints.clear();
         self.probes = None;
-        self.storage_bytes = 0;
         self.changes = Changes::All;
         self.journal = None;
         // The generation first: a write that lands between it and the lists
@@ -288,9 +413,9 @@ impl Records {
             None => false,
         };
         if !from_snapshot {
-            let jsons = self.scan_records(loaded).await?;
-            if let Some(jsons) = jsons {
-                self.write_snapshot(&jsons, stored.map(|(_, j)| j)).await;
+            let records = self.scan_records(loaded).await?;
+            if let Some(records) = records {
+                self.write_snapshot(&records, stored.map(|(_, j)| j)).await;
             }
         }
         self.load_processed().await
@@ -309,32 +434,33 @@ impl Records {
         Ok(())
     }
 
-    /// Reads every record; gives their JSON when a snapshot of them is
-    /// worth making (many, none damaged).
-    async fn scan_records(&mut self, loaded: &mut dyn FnMut(&MemoryEntry)) -> Result<Option<Vec<String>>> {
-        let (entries, bytes, log) = (&mut self.entries, &mut self.storage_bytes, &self.damage);
-        let (mut jsons, mut clean) = (Vec::new(), true);
+    /// The view `loaded` read.
+    fn hold(&mut self, loaded: Loaded) {
+        self.entries = loaded.entries;
+        self.homes = loaded.homes;
+        self.batches = loaded.batches;
+        self.storage_bytes = loaded.bytes;
+    }
+
+    /// Reads every record; gives them (key and value) when a snapshot of
+    /// them is worth making (many memories, none damaged or found twice).
+    async fn scan_records(
+        &mut self,
+        loaded: &mut dyn FnMut(&MemoryEntry),
+    ) -> Result<Option<Vec<(String, String)>>> {
+        let mut view = Loaded::default();
+        let mut records = Vec::new();
+        let log = &self.damage;
         let mut part = |part: Vec<(String, String)>| {
             for (key, json) in part {
-                let Some(e) = damage::parse::<MemoryEntry>(log, &key, &json) else {
-                    clean = false;
-                    continue;
-                };
-                if !is_record_of(&key, &e) {
-                    log.report(&key, "the record is not a valid memory under its own id");
-                    clean = false;
-                    continue;
-                }
-                *bytes += json.len() as u64;
-                if e.is_valid() {
-                    loaded(&e);
-                }
-                entries.insert(e.id.clone(), e);
-                jsons.push(json);
+                view.take(log, &key, &json, loaded);
+                records.push((key, json));
             }
         };
         self.store.scan(ENTRY_PREFIX, &mut part).await?;
-        Ok((clean && jsons.len() >= snapshot::MIN_MEMORIES).then_some(jsons))
+        let worth = !view.unsound && view.entries.len() >= snapshot::MIN_MEMORIES;
+        self.hold(view);
+        Ok(worth.then_some(records))
     }
 
     /// Reads the memories from `journal`'s snapshot and the records it
@@ -345,45 +471,50 @@ impl Records {
         loaded: &mut dyn FnMut(&MemoryEntry),
     ) -> Result<bool> {
         let Some(chunks) = snapshot::read(&*self.store, journal).await? else { return Ok(false) };
+        // Memories and batches written since.
         let written: HashSet<&str> = journal.ids.iter().map(String::as_str).collect();
         let keys: Vec<String> = written.iter().map(|id| entry_key(id)).collect();
         let records = self.store.get_many(&keys).await?;
-        let mut entries: HashMap<String, MemoryEntry> = HashMap::default();
-        let mut bytes = 0;
-        for json in chunks.iter().flat_map(|c| snapshot::records(c)) {
-            let Ok(e) = serde_json::from_str::<MemoryEntry>(json) else { return Ok(false) };
-            if !written.contains(e.id.as_str()) {
-                bytes += json.len() as u64;
-                entries.insert(e.id.clone(), e);
+        let mut view = Loaded::default();
+        let mut home = None;
+        for line in chunks.iter().flat_map(|c| lines::records(c)) {
+            if let Some(h) = batch::home_of(line) {
+                home = h;
+                continue;
+            }
+            let Ok(e) = serde_json::from_str::<MemoryEntry>(line) else { return Ok(false) };
+            if !written.contains(e.id.as_str()) && !home.is_some_and(|h| written.contains(h)) {
+                view.take_line(e, line.len(), home);
             }
         }
         for (key, json) in keys.iter().zip(records) {
-            let Some(json) = json else { continue };
-            let Some(e) = damage::parse::<MemoryEntry>(&self.damage, key, &json) else { continue };
-            if !is_record_of(key, &e) {
-                self.damage.report(key, "the record is not a valid memory under its own id");
-                continue;
+            if let Some(json) = json {
+                view.take(&self.damage, key, &json, &mut |_| {});
             }
-            bytes += json.len() as u64;
-            entries.insert(e.id.clone(), e);
         }
-        for e in entries.values().filter(|e| e.is_valid()) {
+        for e in view.entries.values().filter(|e| e.is_valid()) {
             loaded(e);
         }
-        self.entries = entries;
-        self.storage_bytes = bytes;
+        self.hold(view);
         self.journal = Some(journal.clone());
         Ok(true)
     }
 
-    /// Writes a snapshot of `jsons` (every record, just read at the view's
-    /// generation) if the store is still there, and deletes the one
+    /// Writes a snapshot of `records` (every record, just read at the
+    /// view's generation) if the store is still there, and deletes the one
     /// `replaced` names. A snapshot only saves time: when it cannot be
     /// written (a backend's quota, another writer first), opening reads
     /// every record, as it did.
-    async fn write_snapshot(&mut self, jsons: &[String], replaced: Option<Journal>) {
+    async fn write_snapshot(&mut self, records: &[(String, String)], replaced: Option<Journal>) {
         let Some(at) = self.generation_text.clone().filter(|_| !self.snapshots_refused) else { return };
-        let Some(mut items) = snapshot::chunks(&at, jsons.iter().map(String::as_str)) else { return };
+        // Their own records first, then each batch after the line naming it.
+        let (batches, own): (Vec<_>, Vec<_>) = records.iter().partition(|(_, v)| batch::is_batch(v));
+        let own = own.into_iter().map(|(_, json)| std::borrow::Cow::from(json.as_str()));
+        let batched = batches.into_iter().flat_map(|(key, value)| {
+            let name = Some(&key[ENTRY_PREFIX.len()..]);
+            std::iter::once(batch::home_line(name).into()).chain(lines::records(value).map(Into::into))
+        });
+        let Some(mut items) = snapshot::chunks(&at, own.chain(batched)) else { return };
         let journal = Journal { base: at.clone(), chunks: items.len(), ids: Vec::new() };
         items.push((JOURNAL_KEY.to_string(), journal.text(&at)));
         match self.store.put_many_if(GENERATION_KEY, Some(&at), items).await {
@@ -508,18 +639,37 @@ impl Records {
             .filter(|id| seen.insert(id.as_str()))
             .collect();
         let keys: Vec<String> = ids.iter().map(|id| entry_key(id)).collect();
-        let mut written = Vec::with_capacity(keys.len());
+        let (mut written, mut batches) = (Vec::with_capacity(keys.len()), Vec::new());
         for (key, json) in keys.iter().zip(self.store.get_many(&keys).await?) {
             // Gone or unreadable since: a full read says which, and reports it.
-            let parsed = json.as_deref().and_then(|j| serde_json::from_str::<MemoryEntry>(j).ok());
-            match parsed {
-                Some(e) if is_record_of(key, &e) => written.push((e, json.map_or(0, |j| j.len() as u64))),
-                _ => return self.reload(&mut |_| {}).await,
+            let Some(json) = json else { return self.reload(&mut |_| {}).await };
+            let mut read = Loaded::default();
+            read.take(&DamageLog::default(), key, &json, &mut |_| {});
+            if read.unsound || read.entries.is_empty() && !batch::is_batch(&json) {
+                return self.reload(&mut |_| {}).await;
+            }
+            let Loaded { mut entries, batches: read_batches, .. } = read;
+            match read_batches.into_iter().next() {
+                Some((name, b)) => {
+                    for id in &b.ids {
+                        written.extend(entries.remove(id).map(|e| (e, 0, Some(name.clone()))));
+                    }
+                    batches.push((name, b.bytes));
+                }
+                None => written.extend(entries.into_values().map(|e| (e, json.len() as u64, None))),
             }
         }
-        for (e, bytes) in written {
-            self.damage.repaired(&entry_key(&e.id));
-            self.apply(e, bytes);
+        let mut left = HashSet::default();
+        for (e, bytes, home) in written {
+            self.damage.repaired(&entry_key(home.as_deref().unwrap_or(&e.id)));
+            left.extend(self.homes.get(&e.id).filter(|old| home.as_ref() != Some(*old)).cloned());
+            self.apply(e, bytes, home);
+        }
+        for (name, bytes) in batches {
+            self.set_batch_bytes(&name, bytes);
+        }
+        for name in left {
+            self.rebatch(&name);
         }
         (self.generation, self.generation_text) = (number, text);
         self.journal = Some(stored);
@@ -539,11 +689,39 @@ impl Records {
     }
 
     async fn write_checked(&mut self, entries: Vec<MemoryEntry>, check: bool) -> Result<bool> {
-        let mut items = Vec::with_capacity(entries.len() + 1);
-        for e in &entries {
-            items.push((entry_key(&e.id), to_json(e)?));
-        }
+        let jsons = entries.iter().map(to_json).collect::<Result<Vec<String>>>()?;
         let generation = self.next_generation();
+        // New memories written together share records; any other write is a
+        // record per memory.
+        let together = entries.len() > 1 && entries.iter().all(|e| !self.entries.contains_key(&e.id));
+        let packed = if together { batch::pack(&jsons) } else { None };
+        let mut items = Vec::with_capacity(entries.len() + 2);
+        let (mut homes, mut listed) = (Vec::with_capacity(entries.len()), Vec::new());
+        match packed {
+            Some(values) => {
+                for (n, (value, count)) in values.into_iter().enumerate() {
+                    let name = batch::name(generation, n);
+                    homes.extend(std::iter::repeat_n(Some(name.clone()), count));
+                    items.push((entry_key(&name), value));
+                    listed.push(name);
+                }
+            }
+            None => {
+                for (e, json) in entries.iter().zip(&jsons) {
+                    items.push((entry_key(&e.id), json.clone()));
+                    homes.push(None);
+                    listed.push(e.id.clone());
+                }
+            }
+        }
+        // Memories leaving a batch for their own records: the batch is
+        // rewritten without them in the same transaction.
+        let leaving: HashSet<&str> =
+            entries.iter().map(|e| e.id.as_str()).filter(|id| self.homes.contains_key(*id)).collect();
+        let rewritten = self.batches_without(&leaving, false);
+        for (name, value) in &rewritten {
+            items.push((entry_key(name), value.clone().unwrap_or_else(|| batch::value([""; 0]))));
+        }
         items.push((GENERATION_KEY.to_string(), generation.to_string()));
         // A snapshot holding text this write changes goes first: a forgotten
         // or redacted text must not outlive its record.
@@ -554,26 +732,103 @@ impl Records {
             self.store.delete_many(self.snapshot_keys().await?).await?;
         }
         let journal = match &self.journal {
-            Some(j) if !rewrites_text => j.with(entries.iter().map(|e| e.id.as_str())),
+            Some(j) if !rewrites_text => j.with(listed.iter().map(String::as_str)),
             _ => None,
         };
         let keep = match journal {
             Some(j) => Keep::Journal(j),
-            None => self.snapshot_of_view(&items[..entries.len()], &[], generation),
+            None => {
+                let written: Vec<Written> = entries
+                    .iter()
+                    .zip(&jsons)
+                    .zip(&homes)
+                    .map(|((e, json), home)| Written { id: &e.id, json, home: home.as_deref() })
+                    .collect();
+                self.snapshot_of_view(&written, &HashSet::default(), generation)
+            }
         };
         let Some(items) = self.put_journaled(items, keep, check, generation).await? else { return Ok(false) };
-        for (key, _) in &items {
+        // A batch rewritten with its unreadable lines is still damaged.
+        let damaged = |name: &str| self.batches.get(name).is_some_and(|b| !b.unreadable.is_empty());
+        for (key, _) in
+            items.iter().filter(|(key, _)| !damaged(key.strip_prefix(ENTRY_PREFIX).unwrap_or_default()))
+        {
             self.damage.repaired(key);
         }
-        for ((_, json), e) in items.iter().zip(entries) {
-            self.apply(e, json.len() as u64);
+        for ((e, json), home) in entries.into_iter().zip(jsons).zip(homes) {
+            let bytes = if home.is_some() { 0 } else { json.len() as u64 };
+            self.apply(e, bytes, home);
+        }
+        for (key, value) in items.iter().filter(|(_, v)| batch::is_batch(v)) {
+            self.set_batch_bytes(&key[ENTRY_PREFIX.len()..], value.len() as u64);
+        }
+        let emptied: Vec<String> =
+            rewritten.iter().filter(|(_, v)| v.is_none()).map(|(name, _)| entry_key(name)).collect();
+        if !emptied.is_empty() {
+            // Empty now: nothing is lost if this fails, the next deletion
+            // takes them.
+            let _ = self.store.delete_many(emptied).await;
+        }
+        for (name, _) in rewritten {
+            self.rebatch(&name);
         }
         Ok(true)
     }
 
+    /// The batches holding any of `leaving` (and, with `stale`, those
+    /// holding copies of memories with records of their own), each with
+    /// its value without them (`None`: nothing left).
+    fn batches_without(&self, leaving: &HashSet<&str>, stale: bool) -> Vec<(String, Option<String>)> {
+        let mut names: HashSet<&str> =
+            leaving.iter().filter_map(|id| self.homes.get(*id)).map(String::as_str).collect();
+        if stale {
+            names.extend(self.batches.iter().filter(|(_, b)| b.stale).map(|(name, _)| name.as_str()));
+        }
+        let mut out = Vec::with_capacity(names.len());
+        for name in names {
+            let Some(b) = self.batches.get(name) else { continue };
+            let kept: Vec<String> = b
+                .ids
+                .iter()
+                .filter(|id| !leaving.contains(id.as_str()))
+                .filter_map(|id| self.entries.get(id))
+                .map(|e| to_json(e).unwrap_or_default())
+                .chain(b.unreadable.iter().cloned())
+                .collect();
+            out.push((name.to_string(), (!kept.is_empty()).then(|| batch::value(&kept))));
+        }
+        out
+    }
+
+    /// Holds `bytes` as the length of batch `name`'s value.
+    fn set_batch_bytes(&mut self, name: &str, bytes: u64) {
+        let b = self.batches.entry(name.to_string()).or_default();
+        self.storage_bytes = self.storage_bytes + bytes - b.bytes.min(self.storage_bytes);
+        b.bytes = bytes;
+    }
+
+    /// Batch `name` as its memories now leave it (just rewritten, here or
+    /// by another instance): its length, or gone when nothing is left.
+    fn rebatch(&mut self, name: &str) {
+        let Some(b) = self.batches.get(name) else { return };
+        if b.ids.is_empty() && b.unreadable.is_empty() {
+            self.set_batch_bytes(name, 0);
+            self.batches.remove(name);
+            return;
+        }
+        let lens =
+            b.ids.iter().filter_map(|id| self.entries.get(id)).map(|e| to_json(e).map_or(0, |j| j.len()));
+        let bytes = batch::bytes(lens.chain(b.unreadable.iter().map(String::len)));
+        self.set_batch_bytes(name, bytes);
+        if let Some(b) = self.batches.get_mut(name) {
+            b.stale = false;
+        }
+    }
+
     /// Takes a memory just written (here or by another instance) into the
-    /// view, with its `bytes` of JSON.
-    fn apply(&mut self, e: MemoryEntry, bytes: u64) {
+    /// view, with its `bytes` of JSON in its own record, or living in batch
+    /// `home` (whose length its caller holds).
+    fn apply(&mut self, e: MemoryEntry, bytes: u64, home: Option<String>) {
         let rewritten = self.entries.contains_key(&e.id);
         if let Some(probes) = self.probes_to_note() {
             // Rewritten: expired, restored, imported anew.
@@ -587,10 +842,26 @@ impl Records {
         if old.is_some_and(|o| o.content != e.content) {
             self.fingerprints.remove(&e.id);
         }
-        let old = old.map_or(0, |o| to_json(o).map_or(0, |j| j.len() as u64));
+        // A batch's memory counts in its batch's length.
+        let own = old.filter(|_| !self.homes.contains_key(&e.id));
+        let old = own.map_or(0, |o| to_json(o).map_or(0, |j| j.len() as u64));
         self.storage_bytes = self.storage_bytes + bytes - old.min(self.storage_bytes);
         self.changed(&e.id);
+        self.leave_batch(&e.id);
+        if let Some(home) = home {
+            self.batches.entry(home.clone()).or_default().ids.push(e.id.clone());
+            self.homes.insert(e.id.clone(), home);
+        }
         self.entries.insert(e.id.clone(), e);
+    }
+
+    /// Memory `id` no longer lives in its batch, if it did.
+    fn leave_batch(&mut self, id: &str) {
+        if let Some(home) = self.homes.remove(id) {
+            if let Some(b) = self.batches.get_mut(&home) {
+                b.ids.retain(|other| other != id);
+            }
+        }
     }
 
     /// Writes `items` and a new `generation` with what keeps opening fast
@@ -655,7 +926,7 @@ impl Records {
     /// joining the memories held, `removed` gone), when the view is large
     /// and holds every record (none damaged). A few hundred writes pay for
     /// one, and every open after reads it.
-    fn snapshot_of_view(&self, written: &[(String, String)], removed: &[String], at: u64) -> Keep {
+    fn snapshot_of_view(&self, written: &[Written], removed: &HashSet<&str>, at: u64) -> Keep {
         let left = self.entries.len() + written.len() - removed.len().min(self.entries.len());
         if self.snapshots_refused
             || left < snapshot::MIN_MEMORIES
@@ -663,26 +934,41 @@ impl Records {
         {
             return Keep::Nothing;
         }
-        let replaced: HashSet<&str> = written
-            .iter()
-            .map(|(key, _)| &key[ENTRY_PREFIX.len()..])
-            .chain(removed.iter().map(String::as_str))
-            .collect();
-        let kept = self.entries.values().filter(|e| !replaced.contains(e.id.as_str()));
-        if written.len() + kept.clone().count() < snapshot::MIN_MEMORIES {
+        let replaced: HashSet<&str> = written.iter().map(|w| w.id).chain(removed.iter().copied()).collect();
+        let kept: Vec<&MemoryEntry> =
+            self.entries.values().filter(|e| !replaced.contains(e.id.as_str())).collect();
+        if written.len() + kept.len() < snapshot::MIN_MEMORIES {
             return Keep::Nothing;
+        }
+        // Their own records first, then each batch after the line naming it.
+        let (mut own, mut batched): (Vec<Line>, HashMap<&str, Vec<Line>>) = Default::default();
+        for w in written {
+            match w.home {
+                None => own.push(Line::Json(w.json)),
+                Some(home) => batched.entry(home).or_default().push(Line::Json(w.json)),
+            }
+        }
+        for e in kept {
+            match self.homes.get(&e.id) {
+                None => own.push(Line::Entry(e)),
+                Some(home) => batched.entry(home).or_default().push(Line::Entry(e)),
+            }
         }
         // Each record's JSON goes into its chunk as it is made: the view is
         // not held twice over while the snapshot is built.
-        let mut failed = false;
-        let records = written.iter().map(|(_, json)| json.clone()).chain(kept.map(|e| {
-            to_json(e).unwrap_or_else(|_| {
-                failed = true;
+        let failed = std::cell::Cell::new(false);
+        let text = |line: &Line| match line {
+            Line::Json(json) => json.to_string(),
+            Line::Entry(e) => to_json(e).unwrap_or_else(|_| {
+                failed.set(true);
                 String::new()
-            })
+            }),
+        };
+        let lines = own.iter().map(text).chain(batched.iter().flat_map(|(home, group)| {
+            std::iter::once(batch::home_line(Some(home))).chain(group.iter().map(text))
         }));
-        match snapshot::chunks(&at.to_string(), records) {
-            Some(chunks) if !failed => Keep::Snapshot(chunks),
+        match snapshot::chunks(&at.to_string(), lines) {
+            Some(chunks) if !failed.get() => Keep::Snapshot(chunks),
             _ => Keep::Nothing,
         }
     }
@@ -1061,12 +1347,11 @@ impl Records {
         for key in keys.iter().chain([&GENERATION_KEY.to_string()]) {
             self.damage.repaired(key);
         }
-        self.entries.clear();
+        self.hold(Loaded::default());
         self.fingerprints.clear();
         self.probes = None;
         self.processed.clear();
         self.set_generation(generation);
-        self.storage_bytes = 0;
         self.changes = Changes::All;
         Ok(())
     }
@@ -1075,12 +1360,19 @@ impl Records {
         if ids.is_empty() {
             return Ok(());
         }
+        let removed: HashSet<&str> = ids.iter().map(String::as_str).collect();
+        // The batches holding them are rewritten without them (and without
+        // any stale copies), or deleted when nothing is left.
+        let rewritten = self.batches_without(&removed, true);
         let mut keys: Vec<String> = ids.iter().map(|id| entry_key(id)).collect();
+        keys.extend(rewritten.iter().filter(|(_, v)| v.is_none()).map(|(name, _)| entry_key(name)));
         keys.extend(self.snapshot_keys().await?);
         self.store.delete_many(keys).await?;
         let generation = self.next_generation();
-        let keep = self.snapshot_of_view(&[], &ids, generation);
-        let items = vec![(GENERATION_KEY.to_string(), generation.to_string())];
+        let keep = self.snapshot_of_view(&[], &removed, generation);
+        let mut items: Vec<(String, String)> =
+            rewritten.iter().filter_map(|(name, value)| Some((entry_key(name), value.clone()?))).collect();
+        items.push((GENERATION_KEY.to_string(), generation.to_string()));
         self.put_journaled(items, keep, false, generation).await?;
         for id in &ids {
             self.damage.repaired(&entry_key(id));
@@ -1091,9 +1383,14 @@ impl Records {
         for id in ids {
             self.changed(&id);
             self.fingerprints.remove(&id);
-            if let Some(e) = self.entries.remove(&id) {
+            let own = !self.homes.contains_key(&id);
+            self.leave_batch(&id);
+            if let Some(e) = self.entries.remove(&id).filter(|_| own) {
                 self.storage_bytes -= to_json(&e).map_or(0, |j| j.len() as u64).min(self.storage_bytes);
             }
+        }
+        for (name, _) in rewritten {
+            self.rebatch(&name);
         }
         Ok(())
     }
@@ -1467,6 +1764,114 @@ mod tests {
         assert_eq!(raw_old.superseded_by, Some(new.id.clone()));
         let missing = block_on(lt.supersede(env.fact("x"), &["nope".into()])).unwrap_err();
         assert_eq!(missing.code, ErrorCode::NotFound);
+    }
+
+    /// Every value stored under `lt/entry/`, by key.
+    fn entry_records(env: &Env) -> Vec<(String, String)> {
+        block_on(env.store.list(ENTRY_PREFIX)).unwrap()
+    }
+
+    #[test]
+    fn new_memories_written_together_share_a_record_and_leave_it_when_changed() {
+        let env = Env::new();
+        let mut lt = env.open();
+        let texts: Vec<String> =
+            (0..100).map(|i| format!("memory number {i} about topic {}", i * 7919)).collect();
+        let batch: Vec<MemoryEntry> = texts.iter().map(|t| env.fact(t)).collect();
+        block_on(lt.remember_many(batch.clone())).unwrap();
+        let records = entry_records(&env);
+        assert_eq!(records.len(), 1, "100 memory-sized texts fit one batch record");
+        assert!(batch::is_batch(&records[0].1) && records[0].0.starts_with("lt/entry/~batch/"));
+        assert_eq!(lt.stats().storage_bytes, records[0].1.len() as u64);
+        // A single remember keeps a record of its own.
+        let Remembered::Stored { entry: single } = block_on(lt.remember(env.fact("a lone fact"))).unwrap()
+        else {
+            panic!()
+        };
+        assert!(block_on(env.store.get(&entry_key(&single.id))).unwrap().is_some());
+        // A fuller version of a batch's memory: the new one has its own
+        // record, the old one leaves the batch for its own, expired.
+        let old = &batch[3];
+        let Remembered::Superseded { entry: fuller, .. } =
+            block_on(lt.remember(env.fact(&format!("{} and more", old.content)))).unwrap()
+        else {
+            panic!()
+        };
+        let expired: MemoryEntry =
+            serde_json::from_str(&block_on(env.store.get(&entry_key(&old.id))).unwrap().unwrap()).unwrap();
+        assert_eq!(expired.superseded_by.as_deref(), Some(fuller.id.as_str()));
+        let batch_value = |env: &Env| {
+            entry_records(env).into_iter().find(|(_, v)| batch::is_batch(v)).map(|(_, v)| v).unwrap()
+        };
+        assert!(!batch_value(&env).contains(&format!("\"{}\"", old.id)), "the batch holds no copy");
+        // Forgetting a batch's memory takes its text out of the batch.
+        let forgotten = &batch[10];
+        assert!(block_on(lt.forget(&forgotten.id)).unwrap());
+        let everything: Vec<(String, String)> = block_on(env.store.list("")).unwrap();
+        assert!(everything.iter().all(|(_, v)| !v.contains(&forgotten.content)), "no copy anywhere");
+        let bytes: usize = entry_records(&env).iter().map(|(_, v)| v.len()).sum();
+        assert_eq!(lt.stats().storage_bytes, bytes as u64);
+        // Another instance reads exactly this.
+        let other = env.open();
+        assert_eq!(other.export().entries, lt.export().entries);
+        assert_eq!(other.stats().storage_bytes, bytes as u64);
+        // Forgetting all of a batch's memories deletes its record.
+        let mut rest = env.open();
+        for e in &batch {
+            if rest.get(&e.id).is_some_and(|e| e.is_valid()) && e.id != old.id {
+                assert!(block_on(rest.forget(&e.id)).unwrap());
+            }
+        }
+        assert!(entry_records(&env).iter().all(|(_, v)| !batch::is_batch(v)), "the emptied batch is gone");
+    }
+
+    #[test]
+    fn a_damaged_line_of_a_batch_costs_that_memory_alone_and_stays_through_rewrites() {
+        let env = Env::new();
+        let mut lt = env.open();
+        let batch: Vec<MemoryEntry> =
+            (0..5).map(|i| env.fact(&format!("batched fact {i} of five"))).collect();
+        block_on(lt.remember_many(batch.clone())).unwrap();
+        let (key, value) = entry_records(&env).pop().unwrap();
+        let broken = value.replacen(&format!("{{\"id\":\"{}\"", batch[1].id), "{not json", 1);
+        assert_ne!(broken, value);
+        block_on(env.store.put_many(vec![(key.clone(), broken)])).unwrap();
+        let damage = Rc::new(DamageLog::default());
+        let mut lt = block_on(Records::open_with(
+            env.store.clone(),
+            env.clock.clone(),
+            DedupOptions::default(),
+            damage.clone(),
+            &mut |_| {},
+        ))
+        .unwrap();
+        assert_eq!(lt.valid().len(), 4, "the other four are read");
+        assert!(damage.list().iter().any(|d| d.key == key));
+        assert!(block_on(lt.forget(&batch[2].id)).unwrap());
+        let (_, rewritten) = entry_records(&env).pop().unwrap();
+        assert!(rewritten.contains("{not json") && !rewritten.contains(&batch[2].content));
+        assert!(damage.list().iter().any(|d| d.key == key), "still damaged: the line is kept as it was");
+        assert_eq!(env.open().valid().len(), 3);
+    }
+
+    #[test]
+    fn a_memory_in_its_own_record_and_a_batch_reads_as_its_own_and_is_forgotten_from_both() {
+        let env = Env::new();
+        let mut lt = env.open();
+        let batch: Vec<MemoryEntry> =
+            (0..3).map(|i| env.fact(&format!("fact {i} written together"))).collect();
+        block_on(lt.remember_many(batch.clone())).unwrap();
+        // What only a writer without the lock could leave: a newer own
+        // record beside the batch's copy.
+        let newer = MemoryEntry { importance: 0.9, ..batch[0].clone() };
+        block_on(env.store.put_many(vec![(entry_key(&newer.id), to_json(&newer).unwrap())])).unwrap();
+        let mut lt = env.open();
+        assert_eq!(lt.get(&newer.id), Some(&newer));
+        assert_eq!(lt.valid().len(), 3);
+        assert!(block_on(lt.forget(&newer.id)).unwrap());
+        let stored: Vec<(String, String)> = block_on(env.store.list("")).unwrap();
+        assert!(stored.iter().all(|(_, v)| !v.contains(&newer.content)), "{stored:?}");
+        assert_eq!(env.open().valid().len(), 2);
     }
 
     #[test]

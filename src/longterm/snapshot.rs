@@ -25,6 +25,7 @@
 //!   a rewrite that changes a memory's text deletes them after: no
 //!   forgotten or redacted text outlives its record in a snapshot.
 
+use crate::longterm::lines;
 use crate::store::Store;
 
 /// Where snapshots' chunks are kept.
@@ -37,9 +38,6 @@ pub const MIN_MEMORIES: usize = 256;
 /// 49 KB sealed, under Deno KV's 64 KB per value. The next open makes a
 /// new snapshot.
 pub const MAX_JOURNAL: usize = 1000;
-/// Bytes of records per chunk: 43 KB once sealed (base64), under Deno KV's
-/// and Durable Objects' value limits.
-const CHUNK_BYTES: usize = 32 * 1024;
 
 /// A snapshot and the ids written since it was made.
 #[derive(Debug, Clone, PartialEq)]
@@ -95,33 +93,15 @@ pub fn chunk_keys(from: usize, to: usize) -> Vec<String> {
     (from..to).map(chunk_key).collect()
 }
 
-/// The chunks of a snapshot of `records` (their JSON) at `generation`;
-/// `None` if a record holds a newline (JSON written by this library never
-/// does).
+/// The chunks of a snapshot of `records` (their JSON, and the lines saying
+/// where they live) at `generation`; `None` if a record holds a newline
+/// (JSON written by this library never does).
 pub fn chunks<S: AsRef<str>>(
     generation: &str,
     records: impl IntoIterator<Item = S>,
 ) -> Option<Vec<(String, String)>> {
-    let mut chunks = Vec::new();
-    let mut chunk = String::new();
-    for record in records {
-        let record = record.as_ref();
-        if record.contains('\n') {
-            return None;
-        }
-        if !chunk.is_empty() && chunk.len() + record.len() >= CHUNK_BYTES {
-            chunks.push((chunk_key(chunks.len()), std::mem::take(&mut chunk)));
-        }
-        if chunk.is_empty() {
-            chunk.push_str(generation);
-        }
-        chunk.push('\n');
-        chunk.push_str(record);
-    }
-    if !chunk.is_empty() {
-        chunks.push((chunk_key(chunks.len()), chunk));
-    }
-    Some(chunks)
+    let values = lines::pack(generation, records)?;
+    Some(values.into_iter().enumerate().map(|(n, (chunk, _))| (chunk_key(n), chunk)).collect())
 }
 
 /// The chunks of `journal`'s snapshot in order, or `None` unless every one
@@ -144,11 +124,6 @@ pub async fn read(store: &dyn Store, journal: &Journal) -> crate::error::Result<
     Ok(Some(chunks))
 }
 
-/// The records of a chunk [`read`] gave.
-pub fn records(chunk: &str) -> impl Iterator<Item = &str> {
-    chunk.split('\n').skip(1)
-}
-
 #[cfg(test)]
 mod tests {
     use std::cell::Cell;
@@ -160,6 +135,7 @@ mod tests {
     use super::*;
     use crate::entry::{MemoryEntry, Scope};
     use crate::error::Result;
+    use crate::longterm::batch;
     use crate::longterm::dedup::DedupOptions;
     use crate::longterm::records::{new_memory, Records, PROCESSED_TTL_MS};
     use crate::ports::clock::{Clock, ManualClock};
@@ -261,14 +237,21 @@ mod tests {
         fn facts(&mut self, n: usize) -> Vec<MemoryEntry> {
             (0..n).map(|_| self.fact()).collect()
         }
-        /// Every memory record as stored, by id.
+        /// Every memory as stored (in its own record or a batch's), by id;
+        /// no memory is stored twice.
         fn stored(&self) -> BTreeMap<String, MemoryEntry> {
-            block_on(crate::store::conformance::scanned(&*self.store.inner, "lt/entry/"))
-                .unwrap()
-                .into_iter()
-                .map(|(_, json)| serde_json::from_str::<MemoryEntry>(&json).unwrap())
-                .map(|e| (e.id.clone(), e))
-                .collect()
+            let mut stored = BTreeMap::new();
+            for (_, value) in
+                block_on(crate::store::conformance::scanned(&*self.store.inner, "lt/entry/")).unwrap()
+            {
+                let jsons: Vec<&str> =
+                    if batch::is_batch(&value) { lines::records(&value).collect() } else { vec![&value] };
+                for json in jsons {
+                    let e = serde_json::from_str::<MemoryEntry>(json).unwrap();
+                    assert!(stored.insert(e.id.clone(), e).is_none(), "a memory stored twice");
+                }
+            }
+            stored
         }
         /// The snapshot's chunks as stored.
         fn chunks(&self) -> usize {
@@ -358,6 +341,8 @@ mod tests {
             assert_eq!(fresh.stats().storage_bytes, bytes as u64, "step {step}");
             assert_eq!(fresh.stats().processed_hashes, hashes, "step {step}");
         }
+        let batches = block_on(env.raw.list("lt/entry/~batch/")).unwrap().len();
+        assert!(batches > 3, "the batches' memories live in batch records: {batches}");
         assert!(from_snapshot > 60, "most opens read a snapshot: {from_snapshot} of 160");
         assert!(incremental > 20, "most catch-ups read the journal's records alone: {incremental}");
     }
@@ -482,10 +467,10 @@ mod tests {
         assert!(chunks.len() > 1);
         for (n, (key, chunk)) in chunks.iter().enumerate() {
             assert_eq!(key, &chunk_key(n));
-            assert!(chunk.len() < CHUNK_BYTES);
+            assert!(chunk.len() < lines::VALUE_BYTES);
             assert!(chunk.starts_with("7\n"));
         }
-        let back: Vec<&str> = chunks.iter().flat_map(|(_, c)| super::records(c)).collect();
+        let back: Vec<&str> = chunks.iter().flat_map(|(_, c)| lines::records(c)).collect();
         assert_eq!(back, records);
         assert_eq!(super::chunks("7", ["{\"a\":\n1}"]), None);
         assert_eq!(super::chunks("7", [""; 0]), Some(vec![]));

@@ -6,11 +6,15 @@
 //! `onsuccess` / `onerror`: no Rust closures to keep alive or leak.
 //!
 //! Schema (version 4): one store, `records`, holds the port's keys and
-//! values. A long-term memory is kept as `{ v, scope, kind, time }`: its
-//! JSON text with the fields indexed under those names, so a host or
-//! devtools can count or list one user's memories by layer, kind or time
-//! without parsing a record, and a memory is one put (the browser keeps
-//! the index entries with it). Other values are the JSON text bare, and a
+//! values. A long-term memory in its own record is kept as
+//! `{ v, scope, kind, time }`: its JSON text with the fields indexed under
+//! those names, so a host or devtools can count or list one user's
+//! memories by layer, kind or time without parsing a record, and a memory
+//! is one put (the browser keeps the index entries with it). The memories
+//! a batch wrote together share one record (`crate::longterm::batch`),
+//! kept as its text bare: one put instead of one per memory is what makes
+//! batches fast, and index fields of many memories would be arrays the
+//! indexes do not take. Other values are the JSON text bare, and a
 //! vector is `{ model, vector: Float32Array }`. Version 3 mirrored the
 //! index fields in a second store, two puts per memory: a batch took about
 //! 1.7 times as long (`npm run bench:store` prints the raw floors of both
