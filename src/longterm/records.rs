@@ -224,6 +224,29 @@ enum Line<'a> {
     Entry(&'a MemoryEntry),
 }
 
+/// The chunks of a snapshot at `at` of `memories`, each with the batch it
+/// lives in: their own records first, then each batch's after the line
+/// naming it. A memory of the view becomes JSON as its chunk is made, so
+/// the view is not held twice over. `None` if one cannot be written.
+fn snapshot_chunks(at: &str, mut memories: Vec<(Option<&str>, Line)>) -> Option<Vec<(String, String)>> {
+    crate::order::sort_by(&mut memories, |a, b| a.0.cmp(&b.0));
+    let failed = std::cell::Cell::new(false);
+    let mut home = None;
+    let lines = memories.iter().flat_map(|(of, line)| {
+        let named = (*of != home).then(|| batch::home_line(*of));
+        home = *of;
+        let json = match line {
+            Line::Json(json) => json.to_string(),
+            Line::Entry(e) => to_json(e).unwrap_or_else(|_| {
+                failed.set(true);
+                String::new()
+            }),
+        };
+        named.into_iter().chain([json])
+    });
+    snapshot::chunks(at, lines).filter(|_| !failed.get())
+}
+
 /// One memory a write stores: its JSON and the batch it goes into (`None`:
 /// its own record).
 struct Written<'a> {
@@ -507,14 +530,16 @@ impl Records {
     /// every record, as it did.
     async fn write_snapshot(&mut self, records: &[(String, String)], replaced: Option<Journal>) {
         let Some(at) = self.generation_text.clone().filter(|_| !self.snapshots_refused) else { return };
-        // Their own records first, then each batch after the line naming it.
-        let (batches, own): (Vec<_>, Vec<_>) = records.iter().partition(|(_, v)| batch::is_batch(v));
-        let own = own.into_iter().map(|(_, json)| std::borrow::Cow::from(json.as_str()));
-        let batched = batches.into_iter().flat_map(|(key, value)| {
-            let name = Some(&key[ENTRY_PREFIX.len()..]);
-            std::iter::once(batch::home_line(name).into()).chain(lines::records(value).map(Into::into))
-        });
-        let Some(mut items) = snapshot::chunks(&at, own.chain(batched)) else { return };
+        let mut memories = Vec::with_capacity(records.len());
+        for (key, value) in records {
+            if batch::is_batch(value) {
+                let home = Some(&key[ENTRY_PREFIX.len()..]);
+                memories.extend(lines::records(value).map(|json| (home, Line::Json(json))));
+            } else {
+                memories.push((None, Line::Json(value)));
+            }
+        }
+        let Some(mut items) = snapshot_chunks(&at, memories) else { return };
         let journal = Journal { base: at.clone(), chunks: items.len(), ids: Vec::new() };
         items.push((JOURNAL_KEY.to_string(), journal.text(&at)));
         match self.store.put_many_if(GENERATION_KEY, Some(&at), items).await {
@@ -940,36 +965,13 @@ impl Records {
         if written.len() + kept.len() < snapshot::MIN_MEMORIES {
             return Keep::Nothing;
         }
-        // Their own records first, then each batch after the line naming it.
-        let (mut own, mut batched): (Vec<Line>, HashMap<&str, Vec<Line>>) = Default::default();
-        for w in written {
-            match w.home {
-                None => own.push(Line::Json(w.json)),
-                Some(home) => batched.entry(home).or_default().push(Line::Json(w.json)),
-            }
-        }
-        for e in kept {
-            match self.homes.get(&e.id) {
-                None => own.push(Line::Entry(e)),
-                Some(home) => batched.entry(home).or_default().push(Line::Entry(e)),
-            }
-        }
-        // Each record's JSON goes into its chunk as it is made: the view is
-        // not held twice over while the snapshot is built.
-        let failed = std::cell::Cell::new(false);
-        let text = |line: &Line| match line {
-            Line::Json(json) => json.to_string(),
-            Line::Entry(e) => to_json(e).unwrap_or_else(|_| {
-                failed.set(true);
-                String::new()
-            }),
-        };
-        let lines = own.iter().map(text).chain(batched.iter().flat_map(|(home, group)| {
-            std::iter::once(batch::home_line(Some(home))).chain(group.iter().map(text))
-        }));
-        match snapshot::chunks(&at.to_string(), lines) {
-            Some(chunks) if !failed.get() => Keep::Snapshot(chunks),
-            _ => Keep::Nothing,
+        let mut memories: Vec<(Option<&str>, Line)> = Vec::with_capacity(written.len() + kept.len());
+        memories.extend(written.iter().map(|w| (w.home, Line::Json(w.json))));
+        memories
+            .extend(kept.into_iter().map(|e| (self.homes.get(&e.id).map(String::as_str), Line::Entry(e))));
+        match snapshot_chunks(&at.to_string(), memories) {
+            Some(chunks) => Keep::Snapshot(chunks),
+            None => Keep::Nothing,
         }
     }
 
