@@ -1535,6 +1535,13 @@ mod tests {
             self.clock.advance(1_000);
             new_memory(text, Scope::User, self.clock.now_ms())
         }
+        /// `n` unrelated facts remembered in one call.
+        fn written_together(&self, n: usize) -> Vec<MemoryEntry> {
+            let facts: Vec<MemoryEntry> =
+                (0..n).map(|i| self.fact(&format!("fact {i} of {n} written together"))).collect();
+            block_on(self.open().remember_many(facts.clone())).unwrap();
+            facts
+        }
     }
 
     #[test]
@@ -1830,10 +1837,7 @@ mod tests {
     #[test]
     fn a_damaged_line_of_a_batch_costs_that_memory_alone_and_stays_through_rewrites() {
         let env = Env::new();
-        let mut lt = env.open();
-        let batch: Vec<MemoryEntry> =
-            (0..5).map(|i| env.fact(&format!("batched fact {i} of five"))).collect();
-        block_on(lt.remember_many(batch.clone())).unwrap();
+        let batch = env.written_together(5);
         let (key, value) = entry_records(&env).pop().unwrap();
         let broken = value.replacen(&format!("{{\"id\":\"{}\"", batch[1].id), "{not json", 1);
         assert_ne!(broken, value);
@@ -1859,10 +1863,7 @@ mod tests {
     #[test]
     fn a_memory_in_its_own_record_and_a_batch_reads_as_its_own_and_is_forgotten_from_both() {
         let env = Env::new();
-        let mut lt = env.open();
-        let batch: Vec<MemoryEntry> =
-            (0..3).map(|i| env.fact(&format!("fact {i} written together"))).collect();
-        block_on(lt.remember_many(batch.clone())).unwrap();
+        let batch = env.written_together(3);
         // What only a writer without the lock could leave: a newer own
         // record beside the batch's copy.
         let newer = MemoryEntry { importance: 0.9, ..batch[0].clone() };
