@@ -268,10 +268,11 @@ test("forget on IndexedDB: the raw database holds nothing of the memory, its ver
   assert.equal(r.databaseLeft, false, "deleteNamespace deletes the database");
 });
 
-test("a namespace of 300 memories on IndexedDB keeps a snapshot: another instance's write is seen, a forget leaves no raw value with the text, a record of another shape is damaged", async () => {
+test("a namespace of 300 memories on IndexedDB keeps them in a few batch records and a snapshot: another instance's write is seen, a forget leaves no raw value with the text, a record of another shape is damaged", async () => {
   const r = await runPage(browser, `${base}tests/browser/snapshot.html?ns=snapshot-${Date.now()}`, "__result");
   assert.equal(r.error, undefined, r.error);
   assert.ok(r.chunks > 0 && r.journal, JSON.stringify(r));
+  assert.ok(r.batches > 0 && r.memoryRecords === r.batches && r.batches < 10, JSON.stringify(r));
   assert.equal(r.count, 301);
   assert.ok(r.zebra, "the other instance's memory is found");
   assert.equal(r.forgot, true);
