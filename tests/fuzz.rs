@@ -207,6 +207,11 @@ fn populated() -> (Rc<MemoryStore>, Vec<(String, String)>) {
         lt.remember(new_memory("Agent lesson: retry on 429", Scope::Agent("coder".into()), clock.now_ms()))
             .await
             .unwrap();
+        // Written together: one batch record holding the three.
+        let together = ["Prefers tea to coffee", "Has a dog named Pixel", "Runs on Sundays"];
+        lt.remember_many(together.iter().map(|t| new_memory(*t, Scope::User, clock.now_ms())).collect())
+            .await
+            .unwrap();
         lt.mark_processed(&["h1".to_string()], 86_400_000).await.unwrap();
         let owed = outbox::OutboxRecord {
             session_id: "chat".into(),
@@ -217,6 +222,7 @@ fn populated() -> (Rc<MemoryStore>, Vec<(String, String)>) {
         outbox::put(store.as_ref(), &owed).await.unwrap();
     });
     let records = block_on(store.list("")).unwrap();
+    assert!(records.iter().any(|(k, _)| k.starts_with("lt/entry/~batch/")), "a batch record among them");
     (store, records)
 }
 
@@ -328,9 +334,15 @@ proptest! {
             for d in damage.list() {
                 prop_assert!(damaged_keys.contains(&d.key), "{} reported, not damaged", d.key);
             }
-            for (key, _) in records.iter().filter(|(k, _)| k.starts_with("lt/entry/") && !damaged_keys.contains(k)) {
-                let id = &key["lt/entry/".len()..];
-                prop_assert!(lt.get(id).is_some(), "untouched memory {id} lost");
+            for (key, value) in records.iter().filter(|(k, _)| k.starts_with("lt/entry/") && !damaged_keys.contains(k)) {
+                // A batch record holds a memory per line after its first.
+                let ids: Vec<String> = match value.strip_prefix("~batch\n") {
+                    Some(lines) => lines.split('\n').map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["id"].as_str().unwrap().to_string()).collect(),
+                    None => vec![key["lt/entry/".len()..].to_string()],
+                };
+                for id in ids {
+                    prop_assert!(lt.get(&id).is_some(), "untouched memory {id} lost");
+                }
             }
             lt.remember(new_memory("Works after damage", Scope::User, clock.now_ms()))
                 .await.map_err(|e| TestCaseError::fail(format!("remember after damage: {e}")))?;
