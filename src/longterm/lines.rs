@@ -3,12 +3,15 @@
 //! by this library never holds a newline, so every line after the first is
 //! one record.
 
-/// Bytes of records per value: 43 KB once sealed (base64), under Deno KV's
-/// and Durable Objects' value limits.
-pub const VALUE_BYTES: usize = 32 * 1024;
+/// Bytes of a value at most (a record longer than that gets a value of its
+/// own). Under Deno KV's 64 KiB per value also as V8 stores it: text with
+/// a character beyond Latin-1 takes two bytes per UTF-16 unit, and a text
+/// has no more units than UTF-8 bytes, so at most 60 KiB; 41 KB once sealed
+/// (base64, one byte a character). Durable Objects take 128 KiB.
+pub const VALUE_BYTES: usize = 30 * 1024;
 
 /// `records` in order, in values of `head` and one record per line, each
-/// under [`VALUE_BYTES`] (a larger record gets a value of its own), with
+/// of [`VALUE_BYTES`] at most (a larger record gets a value of its own), with
 /// how many records each holds; `None` if a record holds a newline.
 pub fn pack<S: AsRef<str>>(head: &str, records: impl IntoIterator<Item = S>) -> Option<Vec<(String, usize)>> {
     let mut values = Vec::new();
@@ -18,7 +21,7 @@ pub fn pack<S: AsRef<str>>(head: &str, records: impl IntoIterator<Item = S>) -> 
         if record.contains('\n') {
             return None;
         }
-        if n > 0 && value.len() + record.len() >= VALUE_BYTES {
+        if n > 0 && value.len() + 1 + record.len() > VALUE_BYTES {
             values.push((std::mem::take(&mut value), std::mem::replace(&mut n, 0)));
         }
         if n == 0 {
@@ -42,4 +45,29 @@ pub fn head(value: &str) -> &str {
 /// The records of a value [`pack`] made.
 pub fn records(value: &str) -> impl Iterator<Item = &str> {
     value.split('\n').skip(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_stay_within_their_bytes_at_every_boundary() {
+        // Room for V8's two bytes per unit and its header in Deno KV.
+        const { assert!(2 * VALUE_BYTES + 1024 <= 64 * 1024) };
+        // Mostly ASCII with one character beyond Latin-1 (the worst case as
+        // UTF-16), at lengths that land a value on its limit, one byte short
+        // of it and one byte past it.
+        for len in [VALUE_BYTES / 4 - 2, VALUE_BYTES / 4 - 1, VALUE_BYTES / 4, VALUE_BYTES / 2 - 1] {
+            let records: Vec<String> = (0..9).map(|i| "x".repeat(len - 3 - i % 2) + "\u{2014}").collect();
+            let values = pack("7", &records).unwrap();
+            let back: Vec<&str> = values.iter().flat_map(|(v, _)| super::records(v)).collect();
+            assert_eq!(back, records);
+            assert_eq!(values.iter().map(|(_, n)| n).sum::<usize>(), records.len());
+            assert!(values.iter().all(|(value, _)| value.len() <= VALUE_BYTES));
+        }
+        let big = "y".repeat(VALUE_BYTES + 10);
+        let values = pack("7", ["a", big.as_str(), "b"]).unwrap();
+        assert_eq!(values.iter().map(|(_, n)| *n).collect::<Vec<_>>(), [1, 1, 1], "a larger record alone");
+    }
 }

@@ -23,6 +23,10 @@ if (phase === "write") {
   await alice.rememberMany(Array.from({ length: 1200 }, (_, i) => ({ content: `Fact ${i} ${"x".repeat(i % 7)} ${i * 7919}` })));
   const bob = await Memory.open({ namespace: "bob", sessionId: "chat", store });
   await bob.remember({ content: "Lives in Oslo" });
+  // Written together, with text beyond Latin-1 (two bytes a unit in KV):
+  // batch records near their size, under KV's 64 KiB.
+  const dana = await Memory.open({ namespace: "dana", sessionId: "chat", store });
+  await dana.rememberMany(Array.from({ length: 600 }, (_, i) => ({ content: `Note ${i} — ${"word ".repeat(10 + (i % 13))}${i * 104729}` })));
   const carol = await Memory.open({ namespace: "carol", sessionId: "chat", store, encryption: { key } });
   await carol.add({ content: "I moved to Porto" });
   await carol.remember({ content: "Lives in Porto" });
@@ -34,6 +38,7 @@ if (phase === "write") {
   out.history = (await alice.sessionHistory()).map((e) => e.content);
   const bob = await Memory.open({ namespace: "bob", sessionId: "chat", store });
   out.bob = (await bob.memories()).map((e) => e.content);
+  out.dana = (await (await Memory.open({ namespace: "dana", sessionId: "chat", store })).memories()).length;
   const carol = await Memory.open({ namespace: "carol", sessionId: "chat", store, encryption: { key } });
   out.carol = (await carol.memories()).map((e) => e.content);
   out.carolHistory = (await carol.sessionHistory()).map((e) => e.content);

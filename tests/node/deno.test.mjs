@@ -29,6 +29,7 @@ test("Deno KV: conformance, and memories (encrypted ones too) survive into a sec
   assert.deepEqual(read.lisbon, ["Lives in Lisbon"]);
   assert.deepEqual(read.history, ["I moved to Lisbon last spring"]);
   assert.deepEqual(read.bob, ["Lives in Oslo"], "users never see each other's memories");
+  assert.equal(read.dana, 600, "batch records of text beyond Latin-1 fit KV's values");
   // An encrypted namespace on KV, with WebCrypto in Deno.
   assert.deepEqual(read.carol, ["Lives in Porto"]);
   assert.deepEqual(read.carolHistory, ["I moved to Porto"]);
