@@ -109,7 +109,7 @@ console.log("Core only: the same calls and texts natively (cargo bench --bench s
 console.log("IndexedDB and no JS boundary: what the library itself costs, apart from the browser's storage.");
 console.log("One transaction per call on both sides. A single write is one record per memory on both sides, ours with its index");
 console.log("fields (3 indexes, as Dexie's). A batch: Dexie's bulkPut writes a record per memory; ours writes the batch's new memories");
-console.log("into one record of JSON lines (up to 32 KB; each memory still read, rewritten and forgotten on its own), whose");
+console.log("into one record of JSON lines (up to 30 KiB; each memory still read, rewritten and forgotten on its own), whose");
 console.log("raw floor is the last raw row below; 'Dexie, 100 as one object' is Dexie given that layout (one put per batch).");
 console.log("Ours also takes a Web Lock, reads the generation (other tabs' writes), dedups each memory against the stored ones,");
 console.log("updates the journal and indexes the text for search.");
@@ -120,7 +120,7 @@ console.table([
   { figure: "the same, the journal not current: every record read, a new snapshot written (ms)", "agent-memory": spread(r.recordsOpen) },
   { figure: "a remember in a tab just after another tab's, 10,000 memories (ms)", "agent-memory": spread(r.afterOtherTab) },
 ]);
-console.log("A namespace of 256 memories or more keeps them in 32 KB chunks and a journal of the ids written since (each");
+console.log("A namespace of 256 memories or more keeps them in chunks of up to 30 KiB and a journal of the ids written since (each");
 console.log("write updates it in its own transaction): an open reads the chunks and the journal's records, not every record;");
 console.log("a tab whose journal the stored one extends catches up on another tab's write by reading the records it lists.");
 console.log("The raw IndexedDB work of our layout, same page:");

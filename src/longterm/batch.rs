@@ -1,6 +1,6 @@
 //! Memories written together, kept together: the new memories of one
 //! write (a `rememberMany`, a consolidation, an import) are stored as a
-//! few records of up to 32 KB, one memory per line, instead of one record
+//! few records of up to 30 KiB, one memory per line, instead of one record
 //! per memory.
 //!
 //! Why: in IndexedDB every record is a row the browser serializes, writes

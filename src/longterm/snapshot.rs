@@ -5,7 +5,7 @@
 //! In Chromium, reading 10,000 records one by one (however batched) costs
 //! more than parsing and indexing them: every value is its own row,
 //! deserialized on the page's thread and copied into the wasm. The same
-//! memories in 32 KB chunks are read about ten times faster.
+//! memories in chunks of 30 KiB are read about ten times faster.
 //!
 //! - A snapshot is made at a generation by an instance that has just read
 //!   every record at that generation, written only if the store is still
