@@ -784,8 +784,12 @@ impl Records {
             let bytes = if home.is_some() { 0 } else { json.len() as u64 };
             self.apply(e, bytes, home);
         }
+        // New batches and the ones rewritten: their lengths as written.
         for (key, value) in items.iter().filter(|(_, v)| batch::is_batch(v)) {
             self.set_batch_bytes(&key[ENTRY_PREFIX.len()..], value.len() as u64);
+        }
+        for (name, value) in &rewritten {
+            self.rewrote_batch(name, value.as_deref());
         }
         let emptied: Vec<String> =
             rewritten.iter().filter(|(_, v)| v.is_none()).map(|(name, _)| entry_key(name)).collect();
@@ -793,9 +797,6 @@ impl Records {
             // Empty now: nothing is lost if this fails, the next deletion
             // takes them.
             let _ = self.store.delete_many(emptied).await;
-        }
-        for (name, _) in rewritten {
-            self.rebatch(&name);
         }
         Ok(true)
     }
@@ -832,8 +833,26 @@ impl Records {
         b.bytes = bytes;
     }
 
-    /// Batch `name` as its memories now leave it (just rewritten, here or
-    /// by another instance): its length, or gone when nothing is left.
+    /// Batch `name` as this instance just rewrote it: to `value`, or emptied
+    /// (`None`).
+    fn rewrote_batch(&mut self, name: &str, value: Option<&str>) {
+        match value {
+            Some(value) => {
+                self.set_batch_bytes(name, value.len() as u64);
+                if let Some(b) = self.batches.get_mut(name) {
+                    b.stale = false;
+                }
+            }
+            None => {
+                self.set_batch_bytes(name, 0);
+                self.batches.remove(name);
+            }
+        }
+    }
+
+    /// Batch `name` as another instance rewrote it, without memories this
+    /// view saw leave it: its length, made from the memories left, or gone
+    /// when nothing is left.
     fn rebatch(&mut self, name: &str) {
         let Some(b) = self.batches.get(name) else { return };
         if b.ids.is_empty() && b.unreadable.is_empty() {
@@ -845,9 +864,6 @@ impl Records {
             b.ids.iter().filter_map(|id| self.entries.get(id)).map(|e| to_json(e).map_or(0, |j| j.len()));
         let bytes = batch::bytes(lens.chain(b.unreadable.iter().map(String::len)));
         self.set_batch_bytes(name, bytes);
-        if let Some(b) = self.batches.get_mut(name) {
-            b.stale = false;
-        }
     }
 
     /// Takes a memory just written (here or by another instance) into the
@@ -1391,8 +1407,8 @@ impl Records {
                 self.storage_bytes -= to_json(&e).map_or(0, |j| j.len() as u64).min(self.storage_bytes);
             }
         }
-        for (name, _) in rewritten {
-            self.rebatch(&name);
+        for (name, value) in &rewritten {
+            self.rewrote_batch(name, value.as_deref());
         }
         Ok(())
     }
