@@ -23,6 +23,14 @@ if (phase === "write") {
   await alice.rememberMany(Array.from({ length: 1200 }, (_, i) => ({ content: `Fact ${i} ${"x".repeat(i % 7)} ${i * 7919}` })));
   const bob = await Memory.open({ namespace: "bob", sessionId: "chat", store });
   await bob.remember({ content: "Lives in Oslo" });
+  // Why values of many records are at most 30 KiB: KV counts text beyond
+  // Latin-1 as UTF-16, so 32 KiB of it is past its 64 KiB per value.
+  const wide = (n) => "x".repeat(n - 3) + "\u2014";
+  out.valueLimit = [];
+  for (const n of [30 * 1024, 32 * 1024]) {
+    out.valueLimit.push(await kv.set(["limit"], wide(n)).then(() => "stored", () => "refused"));
+  }
+  await kv.delete(["limit"]);
   // Written together, with text beyond Latin-1 (two bytes a unit in KV):
   // batch records near their size, under KV's 64 KiB.
   const dana = await Memory.open({ namespace: "dana", sessionId: "chat", store });
