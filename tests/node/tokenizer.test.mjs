@@ -68,3 +68,19 @@ test("bad packs throw TOKENIZER_PACK and leave the module usable", () => {
   assert.throws(() => am.Tokenizer.fromPack("not bytes"), (e) => e.code === "INVALID_INPUT");
   assert.equal(am.Tokenizer.fromPack(bytes).count("hello world"), 2);
 });
+
+test("a pack of format 1 (the tokens' bytes, from earlier versions) is refused naming the format read", () => {
+  // The format 1 layout: magic, version, pattern, count, lengths, bytes, FNV-1a.
+  const tokens = Array.from({ length: 256 }, (_, b) => [b]).concat([[104, 105]]);
+  const body = [..."AMTKPACK"].map((c) => c.charCodeAt(0)).concat([1, 1]);
+  body.push(...new Uint8Array(new Uint32Array([tokens.length]).buffer));
+  body.push(...tokens.map((t) => t.length), ...tokens.flat());
+  let h = 0x811c9dc5;
+  for (const b of body) h = Math.imul(h ^ b, 0x01000193) >>> 0;
+  const v1 = Uint8Array.from([...body, ...new Uint8Array(new Uint32Array([h]).buffer)]);
+  assert.throws(
+    () => am.Tokenizer.fromPack(v1),
+    (e) => e.code === "TOKENIZER_PACK" && /version 1/.test(e.message) && /version 2/.test(e.message),
+  );
+  assert.equal(am.Tokenizer.fromPack(readFileSync(new URL("../../pkg/packs/o200k.amtk", import.meta.url))).count("hi"), 1);
+});
