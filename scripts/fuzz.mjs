@@ -19,6 +19,7 @@ export const TARGETS = [
   { target: "stored-record decoding at open", file: "fuzz", tests: ["fuzz_stored_records"] },
   { target: "redaction", file: "fuzz", tests: ["fuzz_redact"] },
   { target: "prompt fences", file: "fuzz", tests: ["fuzz_fences"] },
+  { target: "tokenizer packs", file: "fuzz", tests: ["fuzz_pack"] },
 ];
 
 export function fuzz({ cases }) {

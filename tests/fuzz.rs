@@ -1,7 +1,7 @@
 //! Fuzz targets for the entry points that parse or slice untrusted text:
 //! the analyzer, the budget split of the long-term block, the model's
 //! output repair, export documents, stored records read back at open,
-//! redaction and prompt fences.
+//! redaction, prompt fences and tokenizer packs.
 //! (The pre-tokenizer and counter are fuzzed against `bpe-openai` in
 //! `tokenizer_parity.rs`, window assembly in `window_props.rs`.)
 //!
@@ -18,6 +18,7 @@ mod common;
 use std::rc::Rc;
 
 use agent_memory::entry::Scope;
+use agent_memory::error::ErrorCode;
 use agent_memory::fence::{count_fences, defuse, TAGS};
 use agent_memory::llm::outbox;
 use agent_memory::llm::parse::{extract_json, parse_judge, parse_resolve, Decision};
@@ -29,7 +30,7 @@ use agent_memory::retrieval::analyzer::{analyze, analyze_query};
 use agent_memory::retrieval::block::long_term_block;
 use agent_memory::retrieval::{Bm25Params, Explain, Hit, IndexDoc, SearchIndex, SearchOptions};
 use agent_memory::store::{DamageLog, MemoryStore, Store};
-use agent_memory::tokens::{Estimate, Tokenizer};
+use agent_memory::tokens::{pack, BpeTokenizer, Estimate, Tokenizer, TokenizerId};
 use agent_memory::working::session::{NewMessage, Session, SessionOptions};
 use common::cases;
 use futures::executor::block_on;
@@ -226,6 +227,24 @@ fn populated() -> (Rc<MemoryStore>, Vec<(String, String)>) {
     (store, records)
 }
 
+/// A small pack (the 256 bytes and merges up to "hello world"), to damage.
+fn small_pack() -> Vec<u8> {
+    let merges: [&[u8]; 8] = [b"he", b"ll", b"hell", b"hello", b" w", b"or", b" wor", b"ld"];
+    let tokens: Vec<Vec<u8>> =
+        (0..=255u8).map(|b| vec![b]).chain(merges.iter().map(|t| t.to_vec())).collect();
+    let refs: Vec<&[u8]> = tokens.iter().map(|t| t.as_slice()).collect();
+    pack::encode(TokenizerId::O200k, &refs).unwrap()
+}
+
+/// The pack's checksum made good again, so that damage inside passes it and
+/// reaches the checks of the pairs: FNV-1a of everything before it.
+fn resealed(mut bytes: Vec<u8>) -> Vec<u8> {
+    let body = bytes.len() - 4;
+    let sum = bytes[..body].iter().fold(0x811c_9dc5u32, |h, &b| (h ^ b as u32).wrapping_mul(0x0100_0193));
+    bytes[body..].copy_from_slice(&sum.to_le_bytes());
+    bytes
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(cases(256)))]
 
@@ -364,6 +383,27 @@ proptest! {
         let flat: String = defused.to_lowercase().chars().filter(|c| !c.is_whitespace()).collect();
         for tag in TAGS {
             prop_assert_eq!(count_fences(&flat, tag), (0, 0), "{} survives in {:?}", tag, defused);
+        }
+    }
+
+    /// A damaged pack, its checksum made good, is refused with TOKENIZER_PACK
+    /// or read as a vocabulary that counts; it never panics or runs away.
+    #[test]
+    fn fuzz_pack(edits in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..8),
+                 cut in prop::option::of(any::<prop::sample::Index>()), text in text()) {
+        let mut bytes = small_pack();
+        let body = bytes.len() - 4;
+        for (at, value) in edits {
+            bytes[at.index(body)] = value;
+        }
+        if let Some(cut) = cut {
+            bytes.drain(cut.index(body)..body);
+        }
+        match BpeTokenizer::from_pack(&resealed(bytes)) {
+            Ok(tok) => {
+                prop_assert!(tok.count(&text) <= text.len());
+            }
+            Err(e) => prop_assert_eq!(e.code, ErrorCode::TokenizerPack, "{}", e.message),
         }
     }
 }
