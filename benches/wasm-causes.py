@@ -1,13 +1,15 @@
 """What the wasm holds, by cause (docs/benchmarks.md, "What the wasm holds").
 
-    python3 benches/wasm-causes.py target/wasm32-unknown-unknown/release/agent_memory.wasm
+    python3 benches/wasm-causes.py target/wasm32-unknown-unknown/release/agent_memory.wasm [PATTERN]
 
 Reads cargo's output before wasm-bindgen, which keeps the function names
 (the package strips them): the size of every function body, classed by its
 name, and the data segments. wasm-bindgen's `__wbindgen_describe_*`
 functions are left out, as wasm-bindgen removes them from the package.
 A function inlined into another counts where it was inlined: an async
-method's state machine holds the core code LLVM inlined into it.
+method's state machine holds the core code LLVM inlined into it. With a
+PATTERN (a regular expression), it also prints the bytes of the functions
+whose names match, to compare a part across two builds.
 """
 
 import re
@@ -115,7 +117,7 @@ def cause(name):
     return "other core and std"
 
 
-def main(path):
+def main(path, pattern=None):
     data = open(path, "rb").read()
     imports, bodies, names, data_bytes = 0, [], {}, 0
     for sid, body in sections(data):
@@ -132,17 +134,22 @@ def main(path):
         elif sid == 0:
             names.update(function_names(body))
     totals = Counter()
+    matching = 0
     for index, size in enumerate(bodies):
         name = names.get(imports + index, "")
         if "wbindgen_describe" not in name:
             totals[cause(name)] += size
+            if pattern and re.search(pattern, name):
+                matching += size
     totals["data: tables and strings"] = data_bytes
     whole = sum(totals.values())
     print("| cause | raw bytes | share |\n|---|---|---|")
     for label, size in totals.most_common():
         print(f"| {label} | {size:,} | {100 * size / whole:.1f}% |")
     print(f"| all code and data | {whole:,} | |")
+    if pattern:
+        print(f"functions matching {pattern!r}: {matching:,} bytes")
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(*sys.argv[1:3])
