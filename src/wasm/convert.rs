@@ -136,17 +136,30 @@ fn reason(e: &serde_json::Error) -> String {
     }
 }
 
-/// What a thrown JS value says: an `Error`'s message, a string as is,
-/// anything else as JSON. (Not `{:?}`: Rust's Debug machinery costs wasm
-/// size for no better text.)
+/// What a thrown JS value says: an `Error`'s name and message, a string as
+/// is, anything else as JSON. Any value may be thrown or rejected with
+/// (`undefined`, a symbol, a revoked Proxy, an `Error` whose `message` is a
+/// getter that throws), so nothing here may throw or unwrap. (Not `{:?}`:
+/// Rust's Debug machinery costs wasm size for no better text.)
 pub(crate) fn describe(value: &JsValue) -> String {
-    if let Some(e) = value.dyn_ref::<js_sys::Error>() {
-        return format!("{}: {}", String::from(e.name()), String::from(e.message()));
+    if value.is_undefined() {
+        return "undefined".into();
+    }
+    let text = |key: &str| js_sys::Reflect::get(value, &key.into()).ok().and_then(|v| v.as_string());
+    if value.is_instance_of::<js_sys::Error>() {
+        return format!("{}: {}", text("name").unwrap_or_default(), text("message").unwrap_or_default());
     }
     value
         .as_string()
-        .or_else(|| js_sys::JSON::stringify(value).ok().map(String::from))
+        .or_else(|| js_sys::JSON::stringify(value).ok().and_then(|s| s.as_string()))
         .unwrap_or_else(|| "an unprintable value".to_string())
+}
+
+/// Awaits what a hook returned: a promise, a thenable that is not a native
+/// promise (adopted as `await` would), or a plain value. Whatever it
+/// rejects with comes back as the `Err`, for the caller to type.
+pub(crate) async fn settle(value: JsValue) -> Result<JsValue, JsValue> {
+    wasm_bindgen_futures::JsFuture::from(js_sys::Promise::resolve(&value)).await
 }
 
 /// Converts a core value into a plain JS object (maps become objects)

@@ -13,11 +13,9 @@ use js_sys::{Array, Function, Object, Reflect};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use super::llm::{
-    abort_controller, default_fetch, get, post_json, settle, AbortOnDrop, HttpError, HttpReply,
-};
+use super::llm::{abort_controller, default_fetch, get, post_json, AbortOnDrop, HttpError, HttpReply};
 use super::search::js_vector;
-use super::{describe, from_js, js_string, shallow_copy, take_field};
+use super::{describe, from_js, js_string, settle, shallow_copy, take_field};
 use crate::embed::EmbedOptions;
 use crate::error::{Error, ErrorCode, Result};
 use crate::ports::{Embedder, LocalBoxFuture};

@@ -202,10 +202,7 @@ fn upgrade(
 fn idb_error(context: &str, value: JsValue) -> Error {
     let (name, message) = match value.dyn_ref::<web_sys::DomException>() {
         Some(d) => (d.name(), d.message()),
-        None => match value.dyn_ref::<js_sys::Error>() {
-            Some(e) => (String::from(e.name()), String::from(e.message())),
-            None => ("Error".to_string(), super::describe(&value)),
-        },
+        None => ("Error".to_string(), super::describe(&value)),
     };
     // Chromium reports a full disk under the origin's quota as an
     // UnknownError whose message names the file error.

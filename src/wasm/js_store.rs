@@ -15,10 +15,9 @@
 //! storage timeout: an adapter whose promise never settles gives a
 //! `STORAGE_TIMEOUT` error instead of a call that hangs forever.
 
-use js_sys::{Function, Object, Promise, Reflect};
+use js_sys::{Function, Object, Reflect};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use wasm_bindgen_futures::JsFuture;
 
 use crate::error::{Error, ErrorCode, Result};
 use crate::ports::LocalBoxFuture;
@@ -38,14 +37,6 @@ fn method(adapter: &JsValue, name: &str) -> Option<Function> {
     Reflect::get(adapter, &JsValue::from_str(name)).ok()?.dyn_into::<Function>().ok()
 }
 
-/// Awaits a value that may or may not be a promise.
-async fn settle(value: JsValue) -> std::result::Result<JsValue, JsValue> {
-    match value.dyn_into::<Promise>() {
-        Ok(p) => JsFuture::from(p).await,
-        Err(v) => Ok(v),
-    }
-}
-
 impl JsStore {
     /// Checks the adapter has the four methods.
     pub fn new(adapter: JsValue, namespace: &str, timeout_ms: u32) -> Result<JsStore> {
@@ -62,7 +53,7 @@ impl JsStore {
             .ok_or_else(|| Error::storage(format!("storage adapter lost {op}()")))?;
         let arr: js_sys::Array = args.iter().collect();
         let out = f.apply(&self.adapter, &arr).map_err(|e| adapter_error(op, e))?;
-        let settled = settle(out);
+        let settled = super::settle(out);
         let timeout = super::Sleep::new(self.timeout_ms);
         futures::pin_mut!(settled);
         match futures::future::select(settled, timeout).await {

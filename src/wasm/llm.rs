@@ -16,7 +16,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 
-use super::{describe, from_js, js_string, shallow_copy, take_field};
+use super::{describe, from_js, js_string, settle, shallow_copy, take_field};
 use crate::budget::Usage;
 use crate::error::{Error, ErrorCode, Result};
 use crate::llm::governor::LlmOptions;
@@ -113,13 +113,6 @@ fn set(target: &Object, key: &str, value: &JsValue) {
 
 pub(super) fn get(target: &JsValue, key: &str) -> JsValue {
     Reflect::get(target, &key.into()).unwrap_or(JsValue::UNDEFINED)
-}
-
-pub(super) async fn settle(value: JsValue) -> std::result::Result<JsValue, JsValue> {
-    match value.dyn_into::<Promise>() {
-        Ok(p) => JsFuture::from(p).await,
-        Err(v) => Ok(v),
-    }
 }
 
 /// The global `fetch`, for hooks given an endpoint and no `fetch`.

@@ -9,7 +9,7 @@ use std::rc::Rc;
 use js_sys::{Function, Promise};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use wasm_bindgen_futures::{future_to_promise, JsFuture};
+use wasm_bindgen_futures::future_to_promise;
 
 use super::cipher::parse_encryption;
 use super::embed::parse_embed_option;
@@ -45,10 +45,7 @@ impl LongTermSource for JsLongTerm {
                 .0
                 .call2(&JsValue::NULL, &JsValue::from_str(query), &JsValue::from(budget_tokens))
                 .map_err(hook_error)?;
-            let out = match out.dyn_into::<Promise>() {
-                Ok(p) => JsFuture::from(p).await.map_err(hook_error)?,
-                Err(v) => v,
-            };
+            let out = super::settle(out).await.map_err(hook_error)?;
             if out.is_undefined() || out.is_null() {
                 return Ok(String::new());
             }
