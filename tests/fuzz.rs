@@ -275,7 +275,7 @@ proptest! {
     #[test]
     fn fuzz_llm_output(reply in prop_oneof![text(), mutated(JUDGE_REPLIES.iter().chain(RESOLVE_REPLIES).map(|s| s.to_string()).collect())]) {
         let _ = extract_json(&reply);
-        if let Some(candidates) = parse_judge(&reply, |n| (1..=5).contains(&n).then(|| format!("m{n}"))) {
+        if let Ok(candidates) = parse_judge(&reply, |n| (1..=5).contains(&n).then(|| format!("m{n}"))) {
             for c in &candidates {
                 prop_assert!(!c.content.trim().is_empty());
                 prop_assert!((0.0..=1.0).contains(&c.importance), "{}", c.importance);

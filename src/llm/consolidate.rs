@@ -191,20 +191,20 @@ async fn end_session_inner(
             Some(g) => Some(g.call(Purpose::Judge, prompts::judge(lang, &context), tokenizer.as_ref()).await),
             None => None,
         };
-        let candidates = match judged.map(|j| j.map(|r| parse::parse_judge(&r.content, cited))) {
+        let parsed = judged.map(|answer| {
+            let reply = answer.map_err(|e| e.to_string())?;
+            parse::parse_judge(&reply.content, cited).map_err(|unusable| format!("LLM: {unusable}"))
+        });
+        let candidates = match parsed {
             None => {
                 report.judge = "rules";
                 rules::judge(&context)
             }
-            Some(Ok(Some(c))) => {
+            Some(Ok(c)) => {
                 report.judge = "llm";
                 c
             }
-            Some(failed) => {
-                let why = match failed {
-                    Err(e) => e.to_string(),
-                    _ => "LLM: the judge's answer held no usable JSON".to_string(),
-                };
+            Some(Err(why)) => {
                 report.errors.push(format!("judge fell back to rules: {why}"));
                 if report.judge != "llm" {
                     report.judge = "rules";
@@ -212,6 +212,15 @@ async fn end_session_inner(
                 rules::judge(&context)
             }
         };
+        let mut candidates = candidates;
+        if candidates.len() > parse::MAX_JUDGED_MEMORIES {
+            report.errors.push(format!(
+                "the judge listed {} memories; the first {} were kept",
+                candidates.len(),
+                parse::MAX_JUDGED_MEMORIES
+            ));
+            candidates.truncate(parse::MAX_JUDGED_MEMORIES);
+        }
         let candidates = dedup_batch(candidates);
         report.candidates += candidates.len() as u32;
         let done: Vec<String> = batch.filter(|&i| is_new[i]).map(|i| hashes[i].clone()).collect();
@@ -434,6 +443,9 @@ async fn apply(
         return Ok(());
     }
     let now = r.now_ms();
+    // Additions land in two writes (those the model judged new are checked
+    // for exact repeats only), not one per memory.
+    let (mut exact, mut full) = (Vec::new(), Vec::new());
     for (((c, decision), near), judged_new) in
         candidates.into_iter().zip(decisions).zip(&neighbours).zip(judged_new)
     {
@@ -445,18 +457,8 @@ async fn apply(
         entry.metadata.insert("sessionId".into(), session_id.into());
         match decision {
             Decision::Skip => report.skipped += 1,
-            Decision::Add => match if judged_new {
-                r.remember_with(entry, &dedup::DedupOptions::EXACT).await?
-            } else {
-                r.remember(entry).await?
-            } {
-                Remembered::Duplicate { .. } => report.skipped += 1,
-                Remembered::Stored { .. } => report.added += 1,
-                Remembered::Superseded { superseded, .. } => {
-                    report.added += 1;
-                    report.superseded += superseded.len() as u32;
-                }
-            },
+            Decision::Add if judged_new => exact.push(entry),
+            Decision::Add => full.push(entry),
             Decision::Supersede(aliases) => {
                 let ids: Vec<String> = near
                     .iter()
@@ -467,15 +469,29 @@ async fn apply(
                 if ids.is_empty() {
                     // What the model saw is gone (another instance expired
                     // or deleted it): the fact is stored as new, deduplicated.
-                    match r.remember(entry).await? {
-                        Remembered::Duplicate { .. } => report.skipped += 1,
-                        _ => report.added += 1,
-                    }
+                    full.push(entry);
                     continue;
                 }
                 r.supersede(entry, &ids).await?;
                 report.added += 1;
                 report.superseded += ids.len() as u32;
+            }
+        }
+    }
+    let mut outcomes = Vec::new();
+    if !exact.is_empty() {
+        outcomes.extend(r.remember_many_with(exact, &dedup::DedupOptions::EXACT).await?);
+    }
+    if !full.is_empty() {
+        outcomes.extend(r.remember_many(full).await?);
+    }
+    for outcome in outcomes {
+        match outcome {
+            Remembered::Duplicate { .. } => report.skipped += 1,
+            Remembered::Stored { .. } => report.added += 1,
+            Remembered::Superseded { superseded, .. } => {
+                report.added += 1;
+                report.superseded += superseded.len() as u32;
             }
         }
     }

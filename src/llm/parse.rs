@@ -7,6 +7,10 @@ use serde_json::Value;
 
 /// Longest memory the judge may store, in characters (seed 002).
 pub const MAX_MEMORY_CHARS: usize = 200;
+/// Memories one judge answer may add: a batch of conversation holds a few
+/// dozen facts at most, and an answer listing thousands (a runaway or
+/// hostile model) would hold the namespace lock while each is deduplicated.
+pub const MAX_JUDGED_MEMORIES: usize = 64;
 
 /// What kind of information a memory holds (the judge prompt's five).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -161,22 +165,33 @@ fn importance(v: Option<&Value>, category: Category) -> f32 {
     }
 }
 
-/// The judge's answer: `None` when no JSON could be read (the caller falls
-/// back to the rule judge), else the repaired candidates (possibly none:
-/// the model judged that nothing was worth keeping).
+/// The judge's answer: the repaired candidates (possibly none: the model
+/// judged that nothing was worth keeping, as `[]` or an object with no list),
+/// or why the answer is unusable, when the caller falls back to the rule
+/// judge: no JSON, a list under another name than `memories` or `items`
+/// (`{"facts": [...]}` read as "nothing" would mark the messages processed
+/// and lose their facts for good), or a list of which no item has text.
 /// `source` maps a message number the model cited to the id of a message
 /// it was shown; numbers it was not shown are dropped.
-pub fn parse_judge(text: &str, source: impl Fn(u64) -> Option<String>) -> Option<Vec<Candidate>> {
-    let value = extract_json(text)?;
+pub fn parse_judge(
+    text: &str,
+    source: impl Fn(u64) -> Option<String>,
+) -> std::result::Result<Vec<Candidate>, String> {
+    let value = extract_json(text).ok_or("the judge's answer held no JSON")?;
     let items = match &value {
         Value::Array(items) => items,
         Value::Object(o) => match o.get("memories").or_else(|| o.get("items")) {
             Some(Value::Array(items)) => items,
             Some(Value::Null) | None if o.contains_key("content") => std::slice::from_ref(&value),
-            Some(Value::Null) | None => return Some(Vec::new()),
-            Some(_) => return None,
+            Some(Value::Null) | None => match o.iter().find(|(_, v)| v.is_array()) {
+                Some((k, _)) => {
+                    return Err(format!("the judge listed memories under {k:?}, not \"memories\""))
+                }
+                None => return Ok(Vec::new()),
+            },
+            Some(_) => return Err("the judge's \"memories\" is not a list".into()),
         },
-        _ => return None,
+        _ => return Err("the judge's answer is neither a list nor an object".into()),
     };
     let candidates = items
         .iter()
@@ -224,8 +239,11 @@ pub fn parse_judge(text: &str, source: impl Fn(u64) -> Option<String>) -> Option
                 sources,
             })
         })
-        .collect();
-    Some(candidates)
+        .collect::<Vec<_>>();
+    if candidates.is_empty() && !items.is_empty() {
+        return Err(format!("none of the judge's {} items has text content", items.len()));
+    }
+    Ok(candidates)
 }
 
 /// What to do with one candidate.
@@ -347,7 +365,7 @@ mod tests {
     }
 
     #[test]
-    fn unusable_judge_answers_are_none_and_empty_lists_are_kept() {
+    fn unusable_judge_answers_say_why_and_empty_lists_are_kept() {
         let cited = r##"{"memories": [{"content": "User is a nurse", "sources": [2, "#3", "9", 2]}]}"##;
         let shown = |n: u64| (n <= 3).then(|| format!("msg-{n}"));
         assert_eq!(
@@ -355,11 +373,20 @@ mod tests {
             ["msg-2", "msg-3"],
             "unseen and repeated dropped"
         );
-        assert!(parse_judge("", |_| None).is_none());
-        assert!(parse_judge("I could not find anything.", |_| None).is_none());
-        assert!(parse_judge(r#"{"memories": "none"}"#, |_| None).is_none());
-        assert_eq!(parse_judge(r#"{"memories": []}"#, |_| None), Some(vec![]));
-        assert_eq!(parse_judge(r#"{"result": "nothing"}"#, |_| None), Some(vec![]));
+        for unusable in [
+            "",
+            "I could not find anything.",
+            r#"{"memories": "none"}"#,
+            r#"{"facts": [{"content": "User is a nurse"}]}"#,
+            r#"[{"text": "User is a nurse"}, 42, {"content": 7}, {"content": "   "}]"#,
+            r#"{"memories": [null, {"content": ["a"]}]}"#,
+        ] {
+            assert!(parse_judge(unusable, |_| None).is_err(), "{unusable}");
+        }
+        assert!(parse_judge(r#"{"facts": []}"#, |_| None).unwrap_err().contains("\"facts\""));
+        assert_eq!(parse_judge(r#"{"memories": []}"#, |_| None), Ok(vec![]));
+        assert_eq!(parse_judge("[]", |_| None), Ok(vec![]));
+        assert_eq!(parse_judge(r#"{"result": "nothing"}"#, |_| None), Ok(vec![]));
         assert_eq!(
             parse_judge(r#"{"content": "User is a nurse", "category": "profile"}"#, |_| None).unwrap().len(),
             1

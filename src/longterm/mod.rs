@@ -335,9 +335,13 @@ impl LongTermMemory {
         r
     }
 
-    pub async fn remember_with(&mut self, entry: MemoryEntry, dedup: &DedupOptions) -> Result<Remembered> {
-        self.check_scope(&entry.scope)?;
-        let r = self.records.remember_with(entry, dedup).await;
+    pub async fn remember_many_with(
+        &mut self,
+        entries: Vec<MemoryEntry>,
+        dedup: &DedupOptions,
+    ) -> Result<Vec<Remembered>> {
+        entries.iter().try_for_each(|e| self.check_scope(&e.scope))?;
+        let r = self.records.remember_many_with(entries, dedup).await;
         self.sync().await?;
         r
     }

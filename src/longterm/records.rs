@@ -1118,14 +1118,7 @@ impl Records {
     /// Stores a memory unless a valid memory of its scope already says it;
     /// a new memory that contains an old one supersedes it.
     pub async fn remember(&mut self, entry: MemoryEntry) -> Result<Remembered> {
-        let dedup = self.dedup;
-        self.remember_with(entry, &dedup).await
-    }
-
-    /// [`Records::remember`] with other dedup thresholds (e.g.
-    /// [`DedupOptions::EXACT`] once a model has judged the text new).
-    pub async fn remember_with(&mut self, entry: MemoryEntry, dedup: &DedupOptions) -> Result<Remembered> {
-        Ok(self.remember_many_with(vec![entry], dedup).await?.pop().expect("one in, one out"))
+        Ok(self.remember_many(vec![entry]).await?.pop().expect("one in, one out"))
     }
 
     /// Remembers many memories with one read of the store and one write
@@ -1137,7 +1130,9 @@ impl Records {
         self.remember_many_with(entries, &dedup).await
     }
 
-    async fn remember_many_with(
+    /// [`Records::remember_many`] with other dedup thresholds (e.g.
+    /// [`DedupOptions::EXACT`] once a model has judged the texts new).
+    pub async fn remember_many_with(
         &mut self,
         entries: Vec<MemoryEntry>,
         dedup: &DedupOptions,

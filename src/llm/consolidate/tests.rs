@@ -96,13 +96,22 @@ fn the_judge_extracts_and_a_second_end_finds_nothing_new() {
 
 #[test]
 fn a_failing_or_unreadable_judge_falls_back_to_rules() {
-    for reply in [Reply::BadRequest, Reply::text("Sorry, I can't help with that."), Reply::text("")] {
+    for reply in [
+        Reply::BadRequest,
+        Reply::text("Sorry, I can't help with that."),
+        Reply::text(""),
+        // Parsed, but nothing usable: read as "nothing new", the messages
+        // would be marked processed and their facts never extracted.
+        Reply::text(r#"{"facts": [{"content": "User prefers dark roast coffee"}]}"#),
+        Reply::text(r#"[{"text": "User prefers dark roast coffee"}, {"content": 5}, {"content": ""}]"#),
+    ] {
         let f = fixture(&[("Hi. I prefer dark roast coffee. What's new?", "Not much.")]);
         let llm = Rc::new(ScriptedLlm::new([reply]));
         let r = end(&f, &governor(&f, &llm));
         assert_eq!((r.judge, r.added), ("rules", 1));
         assert!(r.complete);
         assert_eq!(r.errors.len(), 1, "{:?}", r.errors);
+        assert!(r.errors[0].starts_with("judge fell back to rules: "), "{:?}", r.errors);
         assert_eq!(contents(&f), ["User prefers dark roast coffee"]);
     }
 }
@@ -311,4 +320,22 @@ fn a_candidate_the_resolver_judged_new_is_kept_even_when_close_by_characters() {
     let r = end(&f, &g);
     assert_eq!((r.added, r.skipped), (1, 0), "{r:?}");
     assert_eq!(contents(&f).len(), 2);
+}
+
+#[test]
+fn a_judge_answer_of_thousands_adds_at_most_the_cap_and_says_so() {
+    let f = fixture(&[("I like many things", "Tell me more")]);
+    let items: Vec<String> = (0..5_000)
+        .map(|i| format!(r#"{{"content": "User owns rare item number {i} of the set {}"}}"#, i * 7919))
+        .collect();
+    let llm = Rc::new(ScriptedLlm::new([Reply::text(&format!(r#"{{"memories": [{}]}}"#, items.join(",")))]));
+    let r = end(&f, &governor(&f, &llm));
+    assert_eq!(r.judge, "llm");
+    assert_eq!(r.candidates as usize, parse::MAX_JUDGED_MEMORIES);
+    assert_eq!(contents(&f).len(), r.added as usize);
+    assert!(r.added as usize <= parse::MAX_JUDGED_MEMORIES && r.added > 0, "{r:?}");
+    assert_eq!(
+        r.errors,
+        [format!("the judge listed 5000 memories; the first {} were kept", parse::MAX_JUDGED_MEMORIES)]
+    );
 }
