@@ -66,7 +66,7 @@ const BAD = [
 const REASONS = {
   optional: "an optional parameter: absent, null or `{}` means the defaults",
   text: "text of any length is text; lone surrogates arrive as U+FFFD (wasm-bindgen encodes strings as `TextEncoder` does)",
-  name: "any non-empty name without '/' is a name",
+  name: "any non-empty, well-formed name without '/' or control characters is a name",
   unknown: "an id nothing has: the answer for an unknown id (`false`, `[]`, `0`)",
   zero: "0 tokens is a count",
   nothing: "an empty list: nothing to do",
@@ -77,7 +77,8 @@ const TEXT = accept("text", "negative", "empty", "5 MB string", "lone surrogates
 const IN_TEXT = accept("text", "5 MB string", "lone surrogates");
 // A namespace is 1-128 characters of a safe ASCII set: "-1" is one.
 const NAME = accept("name", "negative");
-const SESSION = accept("name", "negative", "5 MB string", "lone surrogates");
+// Lone surrogates are refused: they arrive as U+FFFD, so two would name one session.
+const SESSION = accept("name", "negative", "5 MB string");
 const ID = accept("unknown", "negative", "empty", "5 MB string", "lone surrogates");
 const OPTIONAL = accept("optional", "undefined", "null", "empty");
 const ZERO = accept("zero", "empty");

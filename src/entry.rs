@@ -97,7 +97,10 @@ impl FromStr for Scope {
             "session" => Ok(Scope::Session),
             "user" => Ok(Scope::User),
             _ => match s.strip_prefix("agent:") {
-                Some(id) if !id.is_empty() => Ok(Scope::Agent(id.to_string())),
+                Some(id) if !id.is_empty() => {
+                    validate_name("agent id", id)?;
+                    Ok(Scope::Agent(id.to_string()))
+                }
                 _ => Err(Error::invalid(format!(
                     "unknown scope {s:?}: expected \"session\", \"user\" or \"agent:<id>\""
                 ))),
@@ -304,6 +307,37 @@ pub fn random_u64(now_ms: i64) -> u64 {
     uuid::Uuid::parse_str(&id).map_or(0, |u| u.as_u128() as u64).max(1)
 }
 
+/// Longest id a memory or message may have.
+pub const MAX_ID_LEN: usize = 128;
+
+/// An entry id: 1 to 128 characters from A-Z a-z 0-9 `-` `_` `.` `:`, the
+/// alphabet of the UUIDs the library makes and of the ids chat frameworks
+/// give messages. The id is part of the record's key, so it must never
+/// spell a path (`a/b`, `../x`) or another kind of record (`~batch/...`).
+pub fn validate_id(id: &str) -> Result<()> {
+    let allowed = |c: char| c.is_ascii_alphanumeric() || "-_.:".contains(c);
+    if id.is_empty() || id.len() > MAX_ID_LEN || !id.chars().all(allowed) {
+        let shown: String = id.chars().take(40).collect();
+        return Err(Error::invalid(format!(
+            "entry id {shown:?} must be 1 to {MAX_ID_LEN} characters from A-Z a-z 0-9 - _ . :"
+        )));
+    }
+    Ok(())
+}
+
+/// A session or agent id is text the host chose: any characters but
+/// control characters and U+FFFD, which is what a lone surrogate becomes on
+/// the way in from JavaScript (so `s\uD800` and `s\uDBFF` would otherwise
+/// name one session).
+pub fn validate_name(what: &str, id: &str) -> Result<()> {
+    if id.chars().any(|c| c == char::REPLACEMENT_CHARACTER || c.is_control()) {
+        return Err(Error::invalid(format!(
+            "{what} {id:?} is not well-formed text: no lone surrogates, U+FFFD or control characters"
+        )));
+    }
+    Ok(())
+}
+
 impl MemoryEntry {
     /// Oldest first, ties by id: the one order of listings and exports.
     pub fn by_time(a: &&MemoryEntry, b: &&MemoryEntry) -> std::cmp::Ordering {
@@ -346,8 +380,9 @@ impl MemoryEntry {
     /// Checks the invariants a stored entry must hold. Called on everything
     /// that comes in from outside (JS, imports, storage).
     pub fn validate(&self) -> Result<()> {
-        if self.id.is_empty() {
-            return Err(Error::invalid("entry id must not be empty"));
+        validate_id(&self.id)?;
+        if !(0..=MAX_TIMESTAMP_MS).contains(&self.timestamp) {
+            return Err(Error::invalid("timestamp must be ms since the epoch, from 1970 to 9999"));
         }
         if !self.importance.is_finite() || !(0.0..=1.0).contains(&self.importance) {
             return Err(Error::invalid("importance must be a number from 0 to 1"));
@@ -361,9 +396,17 @@ impl MemoryEntry {
         if self.role != Role::Assistant && !self.tool_calls.is_empty() {
             return Err(Error::invalid("only assistant messages carry toolCalls"));
         }
-        for call in &self.tool_calls {
+        for (i, call) in self.tool_calls.iter().enumerate() {
             if call.id.is_empty() || call.name.is_empty() {
                 return Err(Error::invalid("every tool call needs an id and a name"));
+            }
+            // Results are matched to calls by id: a repeated one could only
+            // ever be answered once, and the window would drop the call.
+            if self.tool_calls[..i].iter().any(|c| c.id == call.id) {
+                return Err(Error::invalid(format!(
+                    "tool call id {:?} appears twice in one message",
+                    call.id
+                )));
             }
         }
         Ok(())
@@ -398,6 +441,35 @@ pub fn countable_text<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ids_are_of_a_key_safe_alphabet_and_names_are_well_formed_text() {
+        for ok in [new_id(0).as_str(), "u1", "msg_01:a-b.c", &"x".repeat(MAX_ID_LEN)] {
+            assert!(validate_id(ok).is_ok(), "{ok}");
+        }
+        for bad in ["", "~batch/1-0", "a/b", "../x", "x\ny", "x\0y", "ü", " ", &"x".repeat(MAX_ID_LEN + 1)] {
+            assert_eq!(validate_id(bad).unwrap_err().code, crate::error::ErrorCode::InvalidInput, "{bad:?}");
+        }
+        assert!(validate_name("session id", "会话 😀").is_ok());
+        for bad in ["s\u{FFFD}", "s\0", "s\n"] {
+            assert!(validate_name("session id", bad).is_err(), "{bad:?}");
+        }
+        assert!("agent:a\u{FFFD}".parse::<Scope>().is_err());
+    }
+
+    #[test]
+    fn an_entry_from_outside_needs_a_timestamp_of_1970_to_9999_and_distinct_call_ids() {
+        let mut e = MemoryEntry::new("x", Kind::Fact, Role::User, Scope::User, 0);
+        assert!(e.validate().is_ok());
+        for bad in [-1, MAX_TIMESTAMP_MS + 1, (1 << 53) - 1] {
+            e.timestamp = bad;
+            assert!(e.validate().is_err(), "{bad}");
+        }
+        let mut m = MemoryEntry::new("", Kind::Conversation, Role::Assistant, Scope::Session, 0);
+        let call = ToolCall { id: "c1".into(), name: "f".into(), arguments: "{}".into() };
+        m.tool_calls = vec![call.clone(), call];
+        assert!(m.validate().unwrap_err().message.contains("twice"));
+    }
 
     #[test]
     fn ids_are_time_ordered_uuid_v7() {

@@ -284,6 +284,9 @@ impl Memory {
     /// records are skipped and reported, never a failed open.
     pub async fn open(options: MemoryOptions, ports: Ports) -> Result<Memory> {
         validate_namespace(&options.namespace)?;
+        if let Some(agent) = &options.agent_id {
+            crate::entry::validate_name("agent id", agent)?;
+        }
         let damage = Rc::new(match ports.on_damaged {
             Some(hook) => DamageLog::with_hook(hook),
             None => DamageLog::default(),
@@ -674,10 +677,8 @@ impl Memory {
     /// owed work, and its turns from recall. Long-term memories drawn from
     /// it stay (`derivedFrom` finds them). Returns the records deleted.
     pub async fn delete_session(&self, session_id: &str) -> Result<u32> {
+        crate::working::session::validate_session_id(session_id)?;
         let target = crate::working::session::storage_id_of(session_id);
-        if target.is_empty() || target.contains('/') {
-            return Err(Error::invalid("sessionId must be non-empty and contain no '/'"));
-        }
         let store = {
             let s = self.inner.session.lock().await;
             if s.storage_id() == target {

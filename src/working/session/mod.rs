@@ -244,7 +244,8 @@ fn message_row(key: &str, value: &str, damage: &DamageLog) -> Option<(Seq, Memor
     Some((seq, damage::parse(damage, key, value)?))
 }
 
-fn validate_session_id(id: &str) -> Result<()> {
+pub fn validate_session_id(id: &str) -> Result<()> {
+    crate::entry::validate_name("session id", id)?;
     let parent = id.strip_prefix("agent:").unwrap_or(id);
     if parent.is_empty() || parent.contains('/') || parent.starts_with("agent:") {
         return Err(Error::invalid(format!(
@@ -555,10 +556,8 @@ impl Session {
     pub async fn add(&mut self, message: NewMessage) -> Result<MemoryEntry> {
         let role = message.role.unwrap_or(Role::User);
         let now = self.clock.now_ms();
+        // Checked with the rest of the entry (`validate`).
         let said = message.timestamp.unwrap_or(now);
-        if !(0..=crate::entry::MAX_TIMESTAMP_MS).contains(&said) {
-            return Err(Error::invalid("timestamp must be ms since the epoch, from 1970 to 9999"));
-        }
         let entry = MemoryEntry {
             id: new_id(said),
             content: message.content,
