@@ -26,7 +26,7 @@ export const isReady = () => ready;
 
 const ASYNC = {
   Memory: new Set([
-    "open", "deleteNamespace",
+    "open", "deleteNamespace", "popMessage", "clearSession",
     "add", "compress", "endSession", "idle", "pendingWork", "buildContext", "sessionHistory",
     "commitSummary", "remember", "rememberMany", "supersede", "search", "memories", "history",
     "undo", "forget", "forgetScope", "purge", "exportMemories", "importMemories", "stats", "derivedFrom", "deleteSession",

@@ -1,0 +1,30 @@
+// Every method the types declare as returning a Promise answers misuse (a
+// freed Memory) with a rejected promise, never a synchronous throw: a
+// caller's `.catch` or `await` in a try block is the only handler it has.
+// The list of async methods is read from the generated types, so a method
+// added later cannot be missed by js/guard.js.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import * as am from "../../pkg/node.js";
+
+/** Names of `Memory`'s instance methods whose declared return is a Promise. */
+function asyncMethods() {
+  const dts = readFileSync(new URL("../../pkg/agent_memory.d.ts", import.meta.url), "utf8");
+  const body = dts.slice(dts.indexOf("export class Memory {"));
+  const cls = body.slice(0, body.indexOf("\n}\n"));
+  return [...cls.matchAll(/^ {4}(?!static )(\w+)\([^)]*\): Promise</gm)].map((m) => m[1]);
+}
+
+test("a freed Memory rejects every async method with FREED and throws from the others", async () => {
+  const names = asyncMethods();
+  assert.ok(names.includes("popMessage") && names.includes("clearSession") && names.length > 20, names.join());
+  const m = await am.Memory.open({ namespace: "n", sessionId: "s" });
+  m.free();
+  for (const name of names) {
+    let result;
+    assert.doesNotThrow(() => { result = m[name](); }, `${name} threw synchronously`);
+    await assert.rejects(result, (e) => e.code === "FREED", name);
+  }
+  assert.throws(() => m.messages(), (e) => e.code === "FREED");
+});
