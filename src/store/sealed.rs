@@ -16,8 +16,12 @@
 //! says which key opens it.
 //!
 //! What cannot be opened:
-//! - a value sealed under a key that was not given: the wrong key. The call
-//!   fails with `DECRYPTION`: never garbage, and nothing skipped as damaged.
+//! - a namespace sealed under a key that was not given: the wrong key. The
+//!   call fails with `DECRYPTION`: never garbage, and nothing skipped as
+//!   damaged. One value under an unknown key id (planted, or its id bit-rotted)
+//!   among values this instance reads is damaged instead, skipped and
+//!   reported: no single record can block the namespace. Which of the two
+//!   it is, is decided by the namespace as a whole ([`SealedStore::foreign`]).
 //! - a value whose tag fails under its key (altered, or moved from another
 //!   record): damaged, skipped and reported like any damaged record.
 //! - a plain value in an encrypted namespace: damaged too, unless the
@@ -79,6 +83,9 @@ pub struct SealedStore {
     migrate: bool,
     resealed: Cell<u32>,
     stale: Cell<u32>,
+    /// A value this instance can read was seen in the namespace, so one it
+    /// cannot is a damaged record, not a namespace under another key.
+    readable: Cell<bool>,
 }
 
 fn decryption(message: impl Into<String>) -> Error {
@@ -100,6 +107,7 @@ impl SealedStore {
             migrate: false,
             resealed: Cell::new(0),
             stale: Cell::new(0),
+            readable: Cell::new(false),
         }
     }
 
@@ -135,6 +143,7 @@ impl SealedStore {
             migrate,
             resealed: Cell::new(0),
             stale: Cell::new(0),
+            readable: Cell::new(false),
         })
     }
 
@@ -200,22 +209,32 @@ impl SealedStore {
     async fn open(&self, key: &str, stored: String) -> Result<Option<String>> {
         let Some(rest) = stored.strip_prefix(PREFIX) else {
             if self.keys.is_none() || self.migrate {
+                self.readable.set(true);
                 return Ok(Some(stored));
             }
             self.damage
                 .report(key, "not encrypted, in an encrypted namespace (open with `migrate` to encrypt it)");
             return Ok(None);
         };
-        let Some(keys) = &self.keys else { return Err(encrypted_without_key()) };
+        let Some(keys) = &self.keys else {
+            self.foreign(key, encrypted_without_key).await?;
+            return Ok(None);
+        };
         let Some((id, body)) = rest.split_once('.') else {
             self.damage.report(key, "a sealed value without its key id");
             return Ok(None);
         };
         let Some(index) = keys.ids.iter().position(|k| k == id) else {
-            return Err(decryption(format!(
-                "records are sealed under a key that was not given (key id {id}); pass it as the key or in previousKeys"
-            )));
+            let id = id.chars().take(16).collect::<String>();
+            self.foreign(key, || {
+                decryption(format!(
+                    "records are sealed under a key that was not given (key id {id}); pass it as the key or in previousKeys"
+                ))
+            })
+            .await?;
+            return Ok(None);
         };
+        self.readable.set(true);
         let bytes = match unbase64(body) {
             Some(b) if b.len() >= NONCE_LEN + TAG_LEN => b,
             _ => {
@@ -241,7 +260,40 @@ impl SealedStore {
         }
     }
 
+    /// Whether this instance can read `stored`: sealed under one of its
+    /// keys, or plain where plain values are read. (A known key id is
+    /// enough: whether the tag then verifies is each record's own damage.)
+    fn is_ours(&self, stored: &str) -> bool {
+        match (stored.strip_prefix(PREFIX), &self.keys) {
+            (None, keys) => keys.is_none() || self.migrate,
+            (Some(_), None) => false,
+            (Some(rest), Some(keys)) => {
+                rest.split_once('.').is_some_and(|(id, _)| keys.ids.iter().any(|k| k == id))
+            }
+        }
+    }
+
+    /// A value under a key this instance lacks (or sealed, in a plain
+    /// namespace): damaged (reported, `Ok`) when the namespace holds values
+    /// this instance reads, else the namespace is another key's and the
+    /// error is `wrong_key`. The first time, that takes one listing of the
+    /// namespace; afterwards the answer is known.
+    async fn foreign(&self, key: &str, wrong_key: impl FnOnce() -> Error) -> Result<()> {
+        if !self.readable.get() && self.inner.list("").await?.iter().any(|(_, v)| self.is_ours(v)) {
+            self.readable.set(true);
+        }
+        if !self.readable.get() {
+            return Err(wrong_key());
+        }
+        self.damage
+            .report(key, "sealed under a key this namespace does not use (planted, or its key id damaged)");
+        Ok(())
+    }
+
     async fn open_all(&self, stored: Vec<(String, String)>) -> Result<Vec<(String, String)>> {
+        if stored.iter().any(|(_, v)| self.is_ours(v)) {
+            self.readable.set(true);
+        }
         // Every value's decryption starts at once (WebCrypto runs them off
         // the main thread); order is kept.
         let opened = join_all(stored.into_iter().map(|(k, v)| async move {
@@ -273,7 +325,7 @@ impl SealedStore {
             .list("")
             .await?
             .into_iter()
-            .filter(|(_, v)| if v.starts_with(PREFIX) { !v.starts_with(&current) } else { self.migrate })
+            .filter(|(_, v)| self.is_ours(v) && !v.starts_with(&current))
             .collect();
         self.stale.set(stale.len() as u32);
         Ok(stale)
@@ -370,6 +422,9 @@ impl Store for SealedStore {
         Box::pin(async move {
             let stored = self.inner.list(prefix).await?;
             if self.keys.is_none() && !stored.iter().any(|(_, v)| v.starts_with(PREFIX)) {
+                if !stored.is_empty() {
+                    self.readable.set(true);
+                }
                 return Ok(stored);
             }
             self.open_all(stored).await
@@ -385,16 +440,21 @@ impl Store for SealedStore {
                 page(self.list(prefix).await?);
                 return Ok(());
             }
-            let mut sealed = false;
+            // Sealed values are held back until the namespace is known to
+            // be plain (a plain value seen), then reported as damaged.
+            let mut sealed = Vec::new();
             let mut plain = |part: Vec<(String, String)>| {
-                sealed |= part.iter().any(|(_, v)| v.starts_with(PREFIX));
-                if !sealed {
+                let (foreign, part): (Vec<_>, Vec<_>) =
+                    part.into_iter().partition(|(_, v)| v.starts_with(PREFIX));
+                sealed.extend(foreign.into_iter().map(|(k, _)| k));
+                if !part.is_empty() {
+                    self.readable.set(true);
                     page(part);
                 }
             };
             self.inner.scan(prefix, &mut plain).await?;
-            if sealed {
-                return Err(encrypted_without_key());
+            for key in sealed {
+                self.foreign(&key, encrypted_without_key).await?;
             }
             Ok(())
         })
@@ -528,6 +588,52 @@ mod tests {
         // With the old key among the given ones, it reads.
         let rotated = sealed(&raw, &[2, 1], false).unwrap();
         assert_eq!(block_on(rotated.get("m/1")).unwrap().as_deref(), Some("secret"));
+    }
+
+    #[test]
+    fn one_value_under_an_unknown_key_is_damaged_and_blocks_nothing() {
+        let raw = Rc::new(MemoryStore::new());
+        let damage = Rc::new(DamageLog::default());
+        let store =
+            block_on(SealedStore::encrypted(raw.clone(), TestCipher::new(&[1]), "ns", damage.clone(), false))
+                .unwrap();
+        block_on(store.put_many(vec![("a".into(), "one".into()), ("b".into(), "two".into())])).unwrap();
+        // Bit rot: one hex digit of b's key id flipped; and a planted value.
+        let b = block_on(raw.get("b")).unwrap().unwrap();
+        let at = PREFIX.len();
+        let digit = if b.as_bytes()[at] == b'0' { "1" } else { "0" };
+        let rotted = format!("{}{digit}{}", &b[..at], &b[at + 1..]);
+        block_on(
+            raw.put_many(vec![("b".into(), rotted), ("p".into(), "amenc1.00ff00ff00ff00ff.AAAA".into())]),
+        )
+        .unwrap();
+        let fresh = |damage: &Rc<DamageLog>| {
+            block_on(SealedStore::encrypted(raw.clone(), TestCipher::new(&[1]), "ns", damage.clone(), false))
+                .unwrap()
+        };
+        assert_eq!(block_on(fresh(&damage).list("")).unwrap(), vec![("a".to_string(), "one".to_string())]);
+        // A get of the rotted one first, before anything was read, too.
+        let first = Rc::new(DamageLog::default());
+        assert_eq!(block_on(fresh(&first).get("b")).unwrap(), None);
+        assert_eq!(first.list().into_iter().map(|d| d.key).collect::<Vec<_>>(), ["b"]);
+        // Not counted as stale: resealing cannot touch what no key opens.
+        assert_eq!(block_on(fresh(&damage).stale()).unwrap(), vec![]);
+
+        // A plain namespace with a planted sealed value reads the rest.
+        let plain_raw = Rc::new(MemoryStore::new());
+        block_on(
+            plain_raw.put_many(vec![
+                ("a".into(), "{}".into()),
+                ("p".into(), "amenc1.00ff00ff00ff00ff.AAAA".into()),
+            ]),
+        )
+        .unwrap();
+        let plain = SealedStore::plain(plain_raw.clone());
+        assert_eq!(block_on(plain.get("p")).unwrap(), None);
+        assert_eq!(block_on(plain.list("")).unwrap().len(), 1);
+        let mut seen = 0;
+        block_on(SealedStore::plain(plain_raw).scan("", &mut |part| seen += part.len())).unwrap();
+        assert_eq!(seen, 1);
     }
 
     #[test]

@@ -148,3 +148,34 @@ test("a sealed export carries nothing readable; the key imports it anywhere, wit
     await assert.rejects(m.exportMemories(bad), (e) => e.code === "INVALID_INPUT", JSON.stringify(bad));
   }
 });
+
+test("one planted or bit-rotted sealed value is skipped and reported; only a wrong key for the namespace is DECRYPTION", async () => {
+  for (const encrypted of [true, false]) {
+    const store = mapAdapter();
+    const key = await aesKey();
+    const encryption = encrypted ? { key } : undefined;
+    const m = await am.Memory.open({ namespace: "ns", sessionId: "s", store, encryption });
+    for (const c of ["Allergic to penicillin", "Lives in Lisbon", "Has a cat called Miso"]) await m.remember({ content: c });
+    await m.add({ content: "hello" });
+    store.map.set("ns/lt/entry/planted", "amenc1.0123456789abcdef.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA");
+    if (encrypted) {
+      // Bit rot: one hex digit of one sealed value's key id.
+      const [k, v] = [...store.map].find(([k]) => k.includes("/session/s/msg/"));
+      const at = "amenc1.".length;
+      store.map.set(k, `${v.slice(0, at)}${v[at] === "0" ? "1" : "0"}${v.slice(at + 1)}`);
+    }
+    const damaged = [];
+    const again = await am.Memory.open({ namespace: "ns", sessionId: "s", store, encryption, onDamaged: (d) => damaged.push(d.key) });
+    assert.equal((await again.memories()).length, 3, `encrypted: ${encrypted}`);
+    assert.ok(damaged.some((k) => k.endsWith("lt/entry/planted")), `${damaged}`);
+    if (encrypted) assert.ok(damaged.some((k) => k.startsWith("session/s/msg/")), `${damaged}`);
+  }
+  // The namespace under another key, or opened with none, is still DECRYPTION.
+  const store = mapAdapter();
+  const m = await am.Memory.open({ namespace: "ns", sessionId: "s", store, encryption: { key: await aesKey() } });
+  await m.remember({ content: "Allergic to penicillin" });
+  for (const encryption of [{ key: await aesKey() }, undefined]) {
+    const e = await am.Memory.open({ namespace: "ns", sessionId: "s", store, encryption }).then(() => null, (err) => err);
+    assert.equal(e?.code, "DECRYPTION");
+  }
+});
