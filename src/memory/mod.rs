@@ -310,7 +310,7 @@ impl Memory {
                 )
                 .await?
             }
-            None => SealedStore::plain(ports.store),
+            None => SealedStore::plain(ports.store, damage.clone()),
         });
         let store: Rc<dyn Store> = sealed.clone();
         let lock = NamedLock::new(ports.locks.clone(), lock_name(&options.namespace));

@@ -97,13 +97,14 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 impl SealedStore {
-    /// A plain namespace: values pass through; sealed ones are `DECRYPTION`.
-    pub fn plain(inner: Rc<dyn Store>) -> SealedStore {
+    /// A plain namespace: values pass through; sealed ones are damaged
+    /// (reported to `damage`), or `DECRYPTION` when all of them are.
+    pub fn plain(inner: Rc<dyn Store>, damage: Rc<DamageLog>) -> SealedStore {
         SealedStore {
             inner,
             keys: None,
             namespace: String::new(),
-            damage: Rc::default(),
+            damage,
             migrate: false,
             resealed: Cell::new(0),
             stale: Cell::new(0),
@@ -572,7 +573,7 @@ mod tests {
         let wrong = sealed(&raw, &[2], false).unwrap();
         assert_eq!(block_on(wrong.list("")).unwrap_err().code, ErrorCode::Decryption);
         assert_eq!(block_on(wrong.get("m/1")).unwrap_err().code, ErrorCode::Decryption);
-        let plain = SealedStore::plain(raw.clone());
+        let plain = SealedStore::plain(raw.clone(), Rc::default());
         assert_eq!(block_on(plain.list("")).unwrap_err().code, ErrorCode::Decryption);
         let mut parts = 0;
         let scan = block_on(plain.scan("", &mut |_| parts += 1));
@@ -628,11 +629,12 @@ mod tests {
             ]),
         )
         .unwrap();
-        let plain = SealedStore::plain(plain_raw.clone());
+        let plain = SealedStore::plain(plain_raw.clone(), Rc::default());
         assert_eq!(block_on(plain.get("p")).unwrap(), None);
         assert_eq!(block_on(plain.list("")).unwrap().len(), 1);
         let mut seen = 0;
-        block_on(SealedStore::plain(plain_raw).scan("", &mut |part| seen += part.len())).unwrap();
+        block_on(SealedStore::plain(plain_raw, Rc::default()).scan("", &mut |part| seen += part.len()))
+            .unwrap();
         assert_eq!(seen, 1);
     }
 
