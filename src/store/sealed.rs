@@ -83,9 +83,11 @@ pub struct SealedStore {
     migrate: bool,
     resealed: Cell<u32>,
     stale: Cell<u32>,
-    /// A value this instance can read was seen in the namespace, so one it
-    /// cannot is a damaged record, not a namespace under another key.
-    readable: Cell<bool>,
+    /// Whether the namespace holds values this instance reads: `Some(true)`
+    /// once one was seen (a value it cannot read is then a damaged record),
+    /// `Some(false)` once a listing found none (the namespace is under
+    /// another key), `None` before either.
+    readable: Cell<Option<bool>>,
 }
 
 fn decryption(message: impl Into<String>) -> Error {
@@ -108,7 +110,7 @@ impl SealedStore {
             migrate: false,
             resealed: Cell::new(0),
             stale: Cell::new(0),
-            readable: Cell::new(false),
+            readable: Cell::new(None),
         }
     }
 
@@ -144,7 +146,7 @@ impl SealedStore {
             migrate,
             resealed: Cell::new(0),
             stale: Cell::new(0),
-            readable: Cell::new(false),
+            readable: Cell::new(None),
         })
     }
 
@@ -210,7 +212,7 @@ impl SealedStore {
     async fn open(&self, key: &str, stored: String) -> Result<Option<String>> {
         let Some(rest) = stored.strip_prefix(PREFIX) else {
             if self.keys.is_none() || self.migrate {
-                self.readable.set(true);
+                self.readable.set(Some(true));
                 return Ok(Some(stored));
             }
             self.damage
@@ -235,7 +237,7 @@ impl SealedStore {
             .await?;
             return Ok(None);
         };
-        self.readable.set(true);
+        self.readable.set(Some(true));
         let bytes = match unbase64(body) {
             Some(b) if b.len() >= NONCE_LEN + TAG_LEN => b,
             _ => {
@@ -277,13 +279,9 @@ impl SealedStore {
     /// A value under a key this instance lacks (or sealed, in a plain
     /// namespace): damaged (reported, `Ok`) when the namespace holds values
     /// this instance reads, else the namespace is another key's and the
-    /// error is `wrong_key`. The first time, that takes one listing of the
-    /// namespace; afterwards the answer is known.
+    /// error is `wrong_key`.
     async fn foreign(&self, key: &str, wrong_key: impl FnOnce() -> Error) -> Result<()> {
-        if !self.readable.get() && self.inner.list("").await?.iter().any(|(_, v)| self.is_ours(v)) {
-            self.readable.set(true);
-        }
-        if !self.readable.get() {
+        if !self.settle_readable().await? {
             return Err(wrong_key());
         }
         self.damage
@@ -291,10 +289,47 @@ impl SealedStore {
         Ok(())
     }
 
-    async fn open_all(&self, stored: Vec<(String, String)>) -> Result<Vec<(String, String)>> {
-        if stored.iter().any(|(_, v)| self.is_ours(v)) {
-            self.readable.set(true);
+    /// Whether the namespace holds values this instance reads; the first
+    /// time nothing has told, one listing of the namespace does.
+    async fn settle_readable(&self) -> Result<bool> {
+        if let Some(known) = self.readable.get() {
+            return Ok(known);
         }
+        let found = self.inner.list("").await?.iter().any(|(_, v)| self.is_ours(v));
+        // A value seen meanwhile (a concurrent read) wins over "none".
+        let known = found || self.readable.get() == Some(true);
+        self.readable.set(Some(known));
+        Ok(known)
+    }
+
+    /// After a write of this instance's own: the namespace holds values it
+    /// reads.
+    fn wrote(&self) {
+        self.readable.set(Some(true));
+    }
+
+    /// Settles whether the namespace is readable before `values` are opened
+    /// together: many values under an unknown key then cost one listing,
+    /// not one each.
+    async fn judge(&self, values: impl Iterator<Item = &str>) -> Result<()> {
+        let (mut ours, mut foreign) = (false, false);
+        for v in values {
+            if self.is_ours(v) {
+                ours = true;
+            } else if v.starts_with(PREFIX) {
+                foreign = true;
+            }
+        }
+        if ours {
+            self.readable.set(Some(true));
+        } else if foreign {
+            self.settle_readable().await?;
+        }
+        Ok(())
+    }
+
+    async fn open_all(&self, stored: Vec<(String, String)>) -> Result<Vec<(String, String)>> {
+        self.judge(stored.iter().map(|(_, v)| v.as_str())).await?;
         // Every value's decryption starts at once (WebCrypto runs them off
         // the main thread); order is kept.
         let opened = join_all(stored.into_iter().map(|(k, v)| async move {
@@ -396,6 +431,7 @@ impl Store for SealedStore {
     fn get_many<'a>(&'a self, keys: &'a [String]) -> LocalBoxFuture<'a, Result<Vec<Option<String>>>> {
         Box::pin(async move {
             let stored = self.inner.get_many(keys).await?;
+            self.judge(stored.iter().flatten().map(String::as_str)).await?;
             join_all(keys.iter().zip(stored).map(|(k, v)| async move {
                 match v {
                     Some(v) => self.open(k, v).await,
@@ -411,7 +447,9 @@ impl Store for SealedStore {
     fn put_many(&self, items: Vec<(String, String)>) -> LocalBoxFuture<'_, Result<()>> {
         Box::pin(async move {
             let sealed = self.seal_all(items).await?;
-            self.inner.put_many(sealed).await
+            self.inner.put_many(sealed).await?;
+            self.wrote();
+            Ok(())
         })
     }
 
@@ -424,7 +462,7 @@ impl Store for SealedStore {
             let stored = self.inner.list(prefix).await?;
             if self.keys.is_none() && !stored.iter().any(|(_, v)| v.starts_with(PREFIX)) {
                 if !stored.is_empty() {
-                    self.readable.set(true);
+                    self.readable.set(Some(true));
                 }
                 return Ok(stored);
             }
@@ -449,7 +487,7 @@ impl Store for SealedStore {
                     part.into_iter().partition(|(_, v)| v.starts_with(PREFIX));
                 sealed.extend(foreign.into_iter().map(|(k, _)| k));
                 if !part.is_empty() {
-                    self.readable.set(true);
+                    self.readable.set(Some(true));
                     page(part);
                 }
             };
@@ -468,7 +506,13 @@ impl Store for SealedStore {
         items: Vec<(String, String)>,
     ) -> LocalBoxFuture<'a, Result<bool>> {
         if self.keys.is_none() {
-            return self.inner.put_many_if(check, expected, items);
+            return Box::pin(async move {
+                let done = self.inner.put_many_if(check, expected, items).await?;
+                if done {
+                    self.wrote();
+                }
+                Ok(done)
+            });
         }
         // Sealing is randomized, so the check compares plain texts: read
         // the sealed one, open it, and make the write conditional on the
@@ -483,7 +527,11 @@ impl Store for SealedStore {
                 return Ok(false);
             }
             let sealed = self.seal_all(items).await?;
-            self.inner.put_many_if(check, stored.as_deref(), sealed).await
+            let done = self.inner.put_many_if(check, stored.as_deref(), sealed).await?;
+            if done {
+                self.wrote();
+            }
+            Ok(done)
         })
     }
 }
@@ -547,6 +595,12 @@ mod tests {
         block_on(SealedStore::encrypted(raw.clone(), TestCipher::new(seeds), "ns", Rc::default(), migrate))
     }
 
+    /// Namespace "ns" under key 1, reporting damage to `damage`.
+    fn logged(raw: &Rc<MemoryStore>, damage: &Rc<DamageLog>) -> SealedStore {
+        block_on(SealedStore::encrypted(raw.clone(), TestCipher::new(&[1]), "ns", damage.clone(), false))
+            .unwrap()
+    }
+
     #[test]
     fn values_are_sealed_and_read_back_and_the_backend_sees_no_plain_text() {
         let raw = Rc::new(MemoryStore::new());
@@ -595,9 +649,7 @@ mod tests {
     fn one_value_under_an_unknown_key_is_damaged_and_blocks_nothing() {
         let raw = Rc::new(MemoryStore::new());
         let damage = Rc::new(DamageLog::default());
-        let store =
-            block_on(SealedStore::encrypted(raw.clone(), TestCipher::new(&[1]), "ns", damage.clone(), false))
-                .unwrap();
+        let store = logged(&raw, &damage);
         block_on(store.put_many(vec![("a".into(), "one".into()), ("b".into(), "two".into())])).unwrap();
         // Bit rot: one hex digit of b's key id flipped; and a planted value.
         let b = block_on(raw.get("b")).unwrap().unwrap();
@@ -608,17 +660,16 @@ mod tests {
             raw.put_many(vec![("b".into(), rotted), ("p".into(), "amenc1.00ff00ff00ff00ff.AAAA".into())]),
         )
         .unwrap();
-        let fresh = |damage: &Rc<DamageLog>| {
-            block_on(SealedStore::encrypted(raw.clone(), TestCipher::new(&[1]), "ns", damage.clone(), false))
-                .unwrap()
-        };
-        assert_eq!(block_on(fresh(&damage).list("")).unwrap(), vec![("a".to_string(), "one".to_string())]);
+        assert_eq!(
+            block_on(logged(&raw, &damage).list("")).unwrap(),
+            vec![("a".to_string(), "one".to_string())]
+        );
         // A get of the rotted one first, before anything was read, too.
         let first = Rc::new(DamageLog::default());
-        assert_eq!(block_on(fresh(&first).get("b")).unwrap(), None);
+        assert_eq!(block_on(logged(&raw, &first).get("b")).unwrap(), None);
         assert_eq!(first.list().into_iter().map(|d| d.key).collect::<Vec<_>>(), ["b"]);
         // Not counted as stale: resealing cannot touch what no key opens.
-        assert_eq!(block_on(fresh(&damage).stale()).unwrap(), vec![]);
+        assert_eq!(block_on(logged(&raw, &damage).stale()).unwrap(), vec![]);
 
         // A plain namespace with a planted sealed value reads the rest.
         let plain_raw = Rc::new(MemoryStore::new());
@@ -642,9 +693,7 @@ mod tests {
     fn altered_or_swapped_values_are_damaged_not_read() {
         let raw = Rc::new(MemoryStore::new());
         let damage = Rc::new(DamageLog::default());
-        let store =
-            block_on(SealedStore::encrypted(raw.clone(), TestCipher::new(&[1]), "ns", damage.clone(), false))
-                .unwrap();
+        let store = logged(&raw, &damage);
         block_on(store.put_many(vec![("a".into(), "one".into()), ("b".into(), "two".into())])).unwrap();
         let (a, b) = (block_on(raw.get("a")).unwrap().unwrap(), block_on(raw.get("b")).unwrap().unwrap());
         // Swap the two sealed values: each fails under the other's key.
