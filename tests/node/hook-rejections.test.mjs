@@ -74,7 +74,8 @@ test("an llm function, an endpoint's fetch, embed and longTerm rejecting with an
         for (let i = 0; i < 30; i++) await m.add({ content: `message ${i} ${"words ".repeat(40)}` });
         await m.idle();
         const e = await m.compress().then(() => null, (err) => err);
-        if (e) assert.equal(e.name, "AgentMemoryError", label);
+        assert.equal(e?.name, "AgentMemoryError", label);
+        assert.equal(e.code, "LLM", `${label}: ${e.message}`);
         const report = await m.endSession();
         assert.equal(report.judge, "rules", label);
         assert.ok(report.errors.some((x) => x.startsWith("judge fell back to rules: ")), `${label}: ${report.errors}`);
