@@ -41,6 +41,7 @@ proptest! {
             tools_json: Some(r#"[{"type":"function","function":{"name":"f","parameters":{}}}]"#),
             history: &history,
             history_is_complete: complete,
+            uncovered_older: 0,
             summary: summary.as_deref(),
             summary_budget,
             long_term: long_term.as_deref(),
@@ -54,6 +55,8 @@ proptest! {
                 let exact = total_tokens(&Estimate, &ctx.messages) + ctx.report.tools;
                 prop_assert_eq!(exact, ctx.report.total);
                 prop_assert!(exact <= limit, "{} > {}", exact, limit);
+                prop_assert!(ctx.report.summary <= summary_budget, "summary {} > {}", ctx.report.summary, summary_budget);
+                prop_assert!(ctx.report.long_term <= long_term_budget, "long-term {} > {}", ctx.report.long_term, long_term_budget);
                 if let Err(e) = check_valid_messages(&ctx.messages) {
                     prop_assert!(false, "{}", e);
                 }

@@ -172,6 +172,7 @@ fn hit(text: String, scope: Scope, score: f64) -> Hit {
         explain: Explain::default(),
         origin: None,
         sources: Vec::new(),
+        cut: false,
     }
 }
 
@@ -262,7 +263,7 @@ proptest! {
             let scope = match s { 0 => Scope::User, 1 => Scope::Agent("coder".into()), _ => Scope::Session };
             hit(t, scope, i as f64)
         }).collect();
-        let block = long_term_block(&Estimate, &hits, budget, share);
+        let block = long_term_block(&Estimate, &hits, budget, share).text;
         prop_assert!(Estimate.count(&block) as u32 <= budget, "{} > {budget}: {block:?}", Estimate.count(&block));
         if !block.is_empty() {
             prop_assert!(block.starts_with("<memory>") && block.trim_end().ends_with("</memory>"));

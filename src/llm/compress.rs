@@ -24,7 +24,7 @@ use crate::llm::governor::{Governor, Purpose};
 use crate::llm::prompts::{self, Language};
 use crate::ports::NamedLock;
 use crate::store::Store;
-use crate::tokens::Tokenizer;
+use crate::tokens::{truncate_to_lines, truncate_to_tokens, Tokenizer};
 use crate::working::conversation::Seq;
 use crate::working::message::entry_tokens;
 use crate::working::session::{position, Session};
@@ -35,6 +35,9 @@ pub const CHUNK_MESSAGES: usize = 5;
 pub const CHUNK_MAX_TOKENS: u32 = 3_000;
 /// Words a chunk summary may take.
 const CHUNK_SUMMARY_WORDS: u32 = 150;
+/// Tokens of a chunk summary kept: a few times what was asked for, so a
+/// runaway or hostile answer cannot grow the reduce prompts.
+const CHUNK_SUMMARY_MAX_TOKENS: u32 = CHUNK_SUMMARY_WORDS * 4;
 
 /// What one compression did.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -212,14 +215,18 @@ pub async fn summarize(
             }
             let request = prompts::chunk_summary(lang, &texts, CHUNK_SUMMARY_WORDS);
             calls.set(calls.get() + 1);
-            let text = non_empty(governor.call(Purpose::CompressChunk, request, tokenizer).await?.content)?;
+            let answer = governor.call(Purpose::CompressChunk, request, tokenizer).await?.content;
+            let text = fit(tokenizer, answer, CHUNK_SUMMARY_MAX_TOKENS)?;
             if let Some(c) = chunks {
                 c.put(first, last, &text).await?;
             }
             Ok::<_, Error>(text)
         }
     });
-    let mut parts: Vec<String> = previous.into_iter().collect();
+    let mut parts: Vec<String> = previous
+        .map(|p| truncate_to_tokens(tokenizer, &p, summary_budget as usize).to_string())
+        .into_iter()
+        .collect();
     for answer in futures::future::join_all(maps).await {
         parts.push(answer?);
     }
@@ -235,22 +242,38 @@ pub async fn summarize(
             }
             calls.set(calls.get() + 1);
             let request = prompts::reduce_summaries(lang, &parts[group], words);
-            next.push(non_empty(governor.call(Purpose::CompressReduce, request, tokenizer).await?.content)?);
+            let answer = governor.call(Purpose::CompressReduce, request, tokenizer).await?.content;
+            next.push(fit(tokenizer, answer, summary_budget)?);
         }
         parts = next;
     }
     let summary = parts.pop().ok_or_else(|| Error::invalid("nothing to summarize"))?;
+    let summary = fit(tokenizer, summary, summary_budget)?;
     Ok((summary, plan.len() as u32, calls.get()))
 }
 
-/// A model that answers an empty summary has failed: committing it would
-/// replace history with nothing.
-fn non_empty(text: String) -> Result<String> {
+/// A model's summary, cut to `limit` tokens (at a line when one fits): no
+/// more is ever sent, so no more is kept or fed to the next merge. A model
+/// that answers an empty summary has failed: committing it would replace
+/// history with nothing.
+fn fit(tok: &dyn Tokenizer, text: String, limit: u32) -> Result<String> {
     let text = text.trim();
     if text.is_empty() {
         return Err(Error::new(ErrorCode::Llm, "the model returned an empty summary"));
     }
-    Ok(text.to_string())
+    if tok.count_up_to(text, limit as usize).is_some() {
+        return Ok(text.to_string());
+    }
+    // Tokens of text average well under 32 bytes, so the cut needs no more
+    // of it (and a 10 MB answer is not searched whole).
+    let mut end = text.len().min(limit as usize * 32);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let lines = truncate_to_lines(tok, &text[..end], limit as usize);
+    let kept =
+        if lines.trim().is_empty() { truncate_to_tokens(tok, &text[..end], limit as usize) } else { &lines };
+    Ok(kept.trim_end().to_string())
 }
 
 #[cfg(test)]
@@ -344,6 +367,31 @@ mod tests {
         assert!(llm.requests()[2].messages[1]
             .content
             .starts_with("### 1\n<summary>\n  first\n</summary>\n\n### 2\n<summary>\n  second"));
+    }
+
+    #[test]
+    fn an_oversized_answer_is_cut_to_what_the_budget_can_use() {
+        let store = Rc::new(MemoryStore::new());
+        let clock = Rc::new(ManualClock::new(1_000));
+        let options =
+            SessionOptions { retain_recent_rounds: 1, summary_budget: 300, ..SessionOptions::default() };
+        let mut s = block_on(Session::open("s", store, Rc::new(Estimate), clock.clone(), options)).unwrap();
+        for i in 0..12 {
+            block_on(s.add(NewMessage { content: format!("message {i}"), ..NewMessage::default() })).unwrap();
+        }
+        let session = Mutex::new(s);
+        let huge = "The user talked about many things. ".repeat(300_000);
+        let llm = Rc::new(ScriptedLlm::responding(move |_| Reply::text(&huge)));
+        let g = Governor::new(llm.clone(), clock, LlmOptions::default()).unwrap();
+        let r = block_on(compress(&session, &g, &test_lock())).unwrap().unwrap();
+        assert!(
+            Estimate.count(&r.summary.content) <= 300,
+            "{} tokens kept",
+            Estimate.count(&r.summary.content)
+        );
+        let requests = llm.requests();
+        let reduce = &requests.last().unwrap().messages[1].content;
+        assert!(Estimate.count(reduce) <= REDUCE_MAX_TOKENS as usize + 500, "reduce prompt bounded");
     }
 
     #[test]

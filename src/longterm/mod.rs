@@ -29,10 +29,11 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::longterm::dedup::DedupOptions;
 use crate::ports::clock::Clock;
 use crate::retrieval::block::long_term_block;
-use crate::retrieval::{Bm25Params, Hit, IndexDoc, Origin, SearchIndex, SearchOptions};
+use crate::retrieval::{cut_text, Bm25Params, Hit, IndexDoc, Origin, SearchIndex, SearchOptions};
 use crate::store::damage;
 use crate::store::{DamageLog, Store};
 use crate::tokens::Tokenizer;
+use crate::working::session::LongTermBlock;
 
 /// How the long-term block of a request is chosen.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -637,7 +638,7 @@ impl LongTermMemory {
         vector: Option<&[f32]>,
         budget: u32,
         current_session: Option<&str>,
-    ) -> Result<String> {
+    ) -> Result<LongTermBlock> {
         let mut scopes = vec![Scope::User];
         if let Some(a) = &self.options.agent_id {
             scopes.push(Scope::Agent(a.clone()));
@@ -701,16 +702,18 @@ impl LongTermMemory {
         facts
             .into_iter()
             .take(self.options.pinned_profile as usize)
-            .map(|e| Hit {
+            .map(|e| (e, cut_text(&e.content, SearchOptions::default().truncate_chars)))
+            .map(|(e, (text, cut))| Hit {
                 id: e.id.clone(),
                 score: 0.0,
-                text: e.content.clone(),
+                text,
                 scope: e.scope.clone(),
                 timestamp: e.timestamp,
                 long_term: true,
                 explain: Default::default(),
                 origin: Some(Origin::Fact),
                 sources: e.sources.clone(),
+                cut,
             })
             .collect()
     }
@@ -732,7 +735,7 @@ mod tests {
     struct BlockOf<'a>(&'a LongTermMemory);
 
     impl LongTermSource for BlockOf<'_> {
-        fn block<'a>(&'a self, query: &'a str, budget: u32) -> LocalBoxFuture<'a, Result<String>> {
+        fn block<'a>(&'a self, query: &'a str, budget: u32) -> LocalBoxFuture<'a, Result<LongTermBlock>> {
             let block = self.0.block(&Estimate, query, None, budget, None);
             Box::pin(async move { block })
         }
@@ -745,7 +748,7 @@ mod tests {
         let options = LongTermOptions { agent_id: Some("coder".into()), ..Default::default() };
         let mut lt = block_on(LongTermMemory::open(store.clone(), clock.clone(), options)).unwrap();
         block_on(lt.remember(new_memory("Prefers Rust for systems code", Scope::User, 1))).unwrap();
-        let block = lt.block(&Estimate, "Which language for firmware?", None, 400, None).unwrap();
+        let block = lt.block(&Estimate, "Which language for firmware?", None, 400, None).unwrap().text;
         assert!(block.contains("Prefers Rust for systems code"), "{block}");
         // Preferences first, then importance; at most six; query hits after them.
         for i in 0..10 {
@@ -758,7 +761,7 @@ mod tests {
         block_on(lt.remember(name)).unwrap();
         block_on(lt.remember(new_memory("Agent lesson: retry on 429", Scope::Agent("coder".into()), 60)))
             .unwrap();
-        let block = lt.block(&Estimate, "camera model 9", None, 400, None).unwrap();
+        let block = lt.block(&Estimate, "camera model 9", None, 400, None).unwrap().text;
         let lines: Vec<&str> = block.lines().filter(|l| l.starts_with("- ")).collect();
         assert_eq!(lines[0], "- User's name is Ada");
         assert_eq!(lines[1], "- Prefers Rust for systems code");
@@ -770,7 +773,19 @@ mod tests {
         // Disabled: nothing but hits.
         let none = LongTermOptions { pinned_profile: 0, ..Default::default() };
         let bare = block_on(LongTermMemory::open(store, clock, none)).unwrap();
-        assert_eq!(bare.block(&Estimate, "Which language for firmware?", None, 400, None).unwrap(), "");
+        assert_eq!(bare.block(&Estimate, "Which language for firmware?", None, 400, None).unwrap().text, "");
+    }
+
+    #[test]
+    fn a_long_pinned_fact_is_cut_like_a_hit_and_the_cut_is_reported() {
+        let store: Rc<dyn Store> = Rc::new(MemoryStore::new());
+        let clock = Rc::new(ManualClock::new(1_700_000_000_000));
+        let mut lt = block_on(LongTermMemory::open(store, clock, LongTermOptions::default())).unwrap();
+        let long = format!("Keeps a travel diary about Kyoto: {}", "temples and gardens ".repeat(500));
+        block_on(lt.remember(new_memory(long, Scope::User, 1))).unwrap();
+        let block = lt.block(&Estimate, "Kyoto travel diary", None, 4_000, None).unwrap();
+        assert!(block.text.contains("Keeps a travel diary about Kyoto"), "{}", block.text);
+        assert!(block.truncated, "the fact was cut to 1,000 characters");
     }
 
     #[test]
@@ -797,7 +812,7 @@ mod tests {
         ] {
             block_on(lt.remember(new_memory(fact, Scope::User, 1))).unwrap();
         }
-        let block = |q: &str| lt.block(&Estimate, q, None, 400, None).unwrap();
+        let block = |q: &str| lt.block(&Estimate, q, None, 400, None).unwrap().text;
         for q in [
             "What's the weather like in Tokyo tomorrow?",
             "Can you help me write a cover letter for a marketing job?",

@@ -45,6 +45,8 @@ const PROCESSED_PREFIX: &str = "lt/processed/";
 const GENERATION_KEY: &str = "lt/meta/generation";
 /// Metadata key on a memory listing the ids it superseded.
 pub const SUPERSEDES: &str = "supersedes";
+/// Metadata key on a replacement that an undo took back.
+const UNDONE: &str = "undone";
 /// Version of the export document format.
 pub const EXPORT_VERSION: u32 = 1;
 /// Default TTL of processed-message hashes: 7 days.
@@ -1244,7 +1246,7 @@ impl Records {
         }
         let mut retracted = new;
         retracted.valid_to = Some(self.clock.now_ms());
-        retracted.metadata.insert("undone".into(), "true".into());
+        retracted.metadata.insert(UNDONE.into(), "true".into());
         changed.push(retracted);
         self.write(changed).await
     }
@@ -1316,16 +1318,23 @@ impl Records {
         Ok(true)
     }
 
-    /// `id` and every version it replaced, directly or not.
+    /// `id` and every version it replaced, directly or not, and every
+    /// replacement of one of them that an undo took back (a retracted
+    /// version of the same fact: `history(id)` lists it).
     pub fn with_history(&self, id: &str) -> Vec<String> {
         let mut ids = vec![id.to_string()];
         loop {
+            let replaced = |e: &MemoryEntry| e.superseded_by.as_ref().is_some_and(|next| ids.contains(next));
+            let retracted = |e: &MemoryEntry| {
+                e.metadata.contains_key(UNDONE)
+                    && e.metadata
+                        .get(SUPERSEDES)
+                        .is_some_and(|s| s.split(',').any(|o| ids.iter().any(|i| i == o)))
+            };
             let older: Vec<String> = self
                 .entries
                 .values()
-                .filter(|e| {
-                    e.superseded_by.as_ref().is_some_and(|next| ids.contains(next)) && !ids.contains(&e.id)
-                })
+                .filter(|e| (replaced(e) || retracted(e)) && !ids.contains(&e.id))
                 .map(|e| e.id.clone())
                 .collect();
             if older.is_empty() {
@@ -1886,6 +1895,24 @@ mod tests {
         let stored: Vec<(String, String)> = block_on(env.store.list("")).unwrap();
         assert!(stored.iter().all(|(_, v)| !v.contains(&newer.content)), "{stored:?}");
         assert_eq!(env.open().valid().len(), 2);
+    }
+
+    #[test]
+    fn forget_after_supersede_and_undo_deletes_the_retracted_replacement() {
+        let env = Env::new();
+        let mut lt = env.open();
+        let Remembered::Stored { entry: old } = block_on(lt.remember(env.fact("lives in Lisbon"))).unwrap()
+        else {
+            panic!()
+        };
+        let new = block_on(lt.supersede(env.fact("lives in Porto since May"), &[old.id.clone()])).unwrap();
+        block_on(lt.undo(&new.id)).unwrap();
+        assert_eq!(lt.history(&old.id).len(), 2);
+        assert!(block_on(lt.forget(&old.id)).unwrap());
+        let stored: Vec<(String, String)> = block_on(env.store.list("")).unwrap();
+        assert!(stored.iter().all(|(_, v)| !v.contains("Porto") && !v.contains("Lisbon")), "{stored:?}");
+        assert!(lt.export().entries.is_empty());
+        assert!(env.open().export().entries.is_empty());
     }
 
     #[test]

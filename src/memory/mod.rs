@@ -60,7 +60,7 @@ use crate::store::{DamageHook, DamageLog, Damaged, EncryptionStats, SealedStore,
 use crate::tokens::Tokenizer;
 use crate::working::context::Context;
 use crate::working::session::{
-    ContextRequest, LongTermSource, NewMessage, Session, SessionOptions, SessionUsage,
+    ContextRequest, LongTermBlock, LongTermSource, NewMessage, Session, SessionOptions, SessionUsage,
 };
 
 /// What `Memory::open` needs to know.
@@ -327,7 +327,6 @@ impl Memory {
             LongTermMemory::open_with(store.clone(), ports.clock.clone(), longterm_options, damage.clone())
                 .await
         };
-        let max_cached = options.session.max_cached_messages;
         let session = Session::open_with(
             &options.session_id,
             store.clone(),
@@ -342,7 +341,7 @@ impl Memory {
         let (longterm, session) = futures::join!(longterm, session);
         let (longterm, mut session) = (longterm?, session?);
         if governor.is_none() {
-            session.bound_pending(max_cached);
+            session.bound_pending();
         }
         let owed = outbox::get(store.as_ref(), session.storage_id(), &damage).await?.is_some();
         let end_lock = NamedLock::new(
@@ -645,7 +644,7 @@ impl Memory {
 
     /// The host hook's block, or a `TIMEOUT` error once it took too long (a
     /// hook that hangs must not hang the turn).
-    async fn hook_block(&self, hook: &dyn LongTermSource, query: &str, budget: u32) -> Result<String> {
+    async fn hook_block(&self, hook: &dyn LongTermSource, query: &str, budget: u32) -> Result<LongTermBlock> {
         let ms = self.inner.long_term_timeout_ms;
         let call = hook.block(query, budget);
         let timeout = self.inner.clock.sleep(ms);

@@ -556,7 +556,7 @@ fn without_a_model_pending_compression_is_bounded_and_the_store_keeps_all() {
     let mut w = World::new();
     let mut opts = options("chat");
     opts.session.max_tokens = Some(50);
-    opts.session.max_cached_messages = 20;
+    opts.session.max_cached_messages = Some(20);
     opts.session.retain_recent_rounds = 1;
     let ports = w.ports(None);
     let m = w.open_with(opts, ports);
@@ -571,12 +571,12 @@ fn without_a_model_pending_compression_is_bounded_and_the_store_keeps_all() {
 fn a_long_term_hook_may_call_back_into_the_memory() {
     struct Hook(RefCell<Option<Memory>>);
     impl LongTermSource for Hook {
-        fn block<'a>(&'a self, query: &'a str, _budget: u32) -> LocalBoxFuture<'a, Result<String>> {
+        fn block<'a>(&'a self, query: &'a str, _budget: u32) -> LocalBoxFuture<'a, Result<LongTermBlock>> {
             Box::pin(async move {
                 let m = self.0.borrow().clone().unwrap();
                 let hits = m.search(query, &SearchOptions::default(), None).await?;
                 m.usage()?;
-                Ok(hits.into_iter().map(|h| format!("- {}", h.text)).collect::<Vec<_>>().join("\n"))
+                Ok(hits.into_iter().map(|h| format!("- {}", h.text)).collect::<Vec<_>>().join("\n").into())
             })
         }
     }
@@ -633,7 +633,7 @@ fn a_session_end_cut_short_resumes_on_open_without_a_model() {
 fn a_long_term_hook_that_hangs_does_not_hang_the_turn() {
     struct Hangs;
     impl LongTermSource for Hangs {
-        fn block<'a>(&'a self, _query: &'a str, _budget: u32) -> LocalBoxFuture<'a, Result<String>> {
+        fn block<'a>(&'a self, _query: &'a str, _budget: u32) -> LocalBoxFuture<'a, Result<LongTermBlock>> {
             Box::pin(std::future::pending())
         }
     }

@@ -197,6 +197,17 @@ pub struct Hit {
     /// A fact's provenance: the ids of the messages it was drawn from.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub sources: Vec<String>,
+    /// The text was cut to `truncateChars` (the long-term block reports it).
+    #[serde(skip)]
+    pub cut: bool,
+}
+
+/// A hit's text: at most `chars` characters, and whether it was cut.
+pub fn cut_text(text: &str, chars: u32) -> (String, bool) {
+    match text.char_indices().nth(chars as usize) {
+        Some((end, _)) => (text[..end].to_string(), true),
+        None => (text.to_string(), false),
+    }
 }
 
 /// What a hit of long-term recall is.
@@ -603,16 +614,18 @@ impl SearchIndex {
                 }
                 *c += 1;
             }
+            let (text, cut) = cut_text(&m.text, opts.truncate_chars);
             out.push(Hit {
                 id: m.id.clone(),
                 score,
-                text: m.text.chars().take(opts.truncate_chars as usize).collect(),
+                text,
                 scope: m.scope.clone(),
                 timestamp: m.timestamp,
                 long_term: m.long_term,
                 explain,
                 origin: None,
                 sources: Vec::new(),
+                cut,
             });
         }
         Ok(out)

@@ -32,13 +32,13 @@ use crate::ports::{LocalBoxFuture, Spawn};
 use crate::store::sealed::{SealedExport, SEALED_EXPORT_FORMAT};
 use crate::store::{Damaged, MemoryStore, Store};
 use crate::tokens::Estimate;
-use crate::working::session::{ContextRequest, LongTermSource, NewMessage, SessionOptions};
+use crate::working::session::{ContextRequest, LongTermBlock, LongTermSource, NewMessage, SessionOptions};
 
 /// The long-term hook: `(query, budgetTokens) => string | Promise<string>`.
 struct JsLongTerm(Function);
 
 impl LongTermSource for JsLongTerm {
-    fn block<'a>(&'a self, query: &'a str, budget_tokens: u32) -> LocalBoxFuture<'a, Result<String>> {
+    fn block<'a>(&'a self, query: &'a str, budget_tokens: u32) -> LocalBoxFuture<'a, Result<LongTermBlock>> {
         Box::pin(async move {
             let hook_error = |e: JsValue| Error::storage(format!("long-term hook failed: {}", describe(&e)));
             let out = self
@@ -47,9 +47,11 @@ impl LongTermSource for JsLongTerm {
                 .map_err(hook_error)?;
             let out = super::settle(out).await.map_err(hook_error)?;
             if out.is_undefined() || out.is_null() {
-                return Ok(String::new());
+                return Ok(LongTermBlock::default());
             }
-            out.as_string().ok_or_else(|| Error::invalid("the long-term hook must return a string"))
+            let text =
+                out.as_string().ok_or_else(|| Error::invalid("the long-term hook must return a string"))?;
+            Ok(text.into())
         })
     }
 }

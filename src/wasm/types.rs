@@ -108,7 +108,7 @@ export interface SessionOptions {
   maxTokens?: number;
   /** Rounds never evicted or compressed. Default 3. */
   retainRecentRounds?: number;
-  /** Messages held in memory. Default 200. */
+  /** At most this many live messages, so in a request's window (the oldest beyond are reported in `leftOut.olderMessages`, and compressed with a model). Default: no count limit, the token budget decides. */
   maxCachedMessages?: number;
   /** Rounds of history a turn sends (x 3 messages); 0 = none. Default: all. */
   contextRounds?: number;

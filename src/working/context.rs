@@ -33,6 +33,9 @@ pub struct ContextInput<'a> {
     /// The session's history (system messages included), oldest first.
     pub history: &'a [Item<'a>],
     pub history_is_complete: bool,
+    /// Older messages of the session than `history` that no summary covers
+    /// (evicted, waiting for compression): reported as left out.
+    pub uncovered_older: u32,
     pub summary: Option<&'a str>,
     pub summary_budget: u32,
     pub long_term: Option<&'a str>,
@@ -141,7 +144,7 @@ fn build_once(input: &ContextInput, max_window_tokens: Option<u32>) -> Result<Co
     let room = limit - fixed;
     let mut long_term_truncated = false;
     let long_term = input.long_term.filter(|b| !b.trim().is_empty()).and_then(|block| {
-        let cap = input.long_term_budget.min(room.saturating_sub(section_cost(LONG_TERM_HEADING)));
+        let cap = input.long_term_budget.min(room).saturating_sub(section_cost(LONG_TERM_HEADING));
         let kept = truncate_to_lines(tok, block, cap as usize);
         long_term_truncated = kept.len() < block.len();
         (!kept.trim().is_empty()).then_some(kept)
@@ -155,17 +158,19 @@ fn build_once(input: &ContextInput, max_window_tokens: Option<u32>) -> Result<Co
     let summary_head = format!("{SUMMARY_HEADING}\n<summary>");
     let summary_frame = section_cost(&summary_head) + tok.count("\n</summary>") as u32;
     let summary = input.summary.filter(|s| !s.trim().is_empty()).map(|s| {
-        let cap = input.summary_budget.min(window_room.saturating_sub(summary_frame));
+        // The budget holds the whole section, its heading and fence too.
+        let cap = input.summary_budget.min(window_room).saturating_sub(summary_frame);
         defuse(truncate_to_tokens(tok, s, cap as usize))
     });
     let summary_tokens = summary.as_deref().map(|s| tok.count(s) as u32 + summary_frame);
 
-    let window = assemble(WindowRequest {
+    let mut window = assemble(WindowRequest {
         history: &chat,
         history_is_complete: input.history_is_complete,
         summary_tokens,
         max_window_tokens: window_room,
     });
+    window.left_out.older_messages += input.uncovered_older;
 
     let mut system_text = base_system;
     if let Some(b) = &long_term {

@@ -50,6 +50,10 @@ pub struct ConversationMemory {
     /// Number of user messages among `live`, for the round count.
     live_user_messages: u32,
     pending: Vec<Live>,
+    /// Positions of the messages that left `pending` over `max_pending`
+    /// (oldest first), until a summary covers them: the window reports them
+    /// as left out.
+    dropped: VecDeque<Seq>,
     limits: ConversationLimits,
 }
 
@@ -60,6 +64,7 @@ impl ConversationMemory {
             live_tokens: 0,
             live_user_messages: 0,
             pending: Vec::new(),
+            dropped: VecDeque::new(),
             limits,
         }
     }
@@ -143,7 +148,7 @@ impl ConversationMemory {
         }
         if let Some(max) = self.limits.max_pending {
             let excess = self.pending.len().saturating_sub(max as usize);
-            self.pending.drain(..excess);
+            self.dropped.extend(self.pending.drain(..excess).map(|l| l.seq));
         }
     }
 
@@ -174,6 +179,12 @@ impl ConversationMemory {
         &self.pending
     }
 
+    /// Messages older than the live ones that no summary covers: pending,
+    /// and those that left memory. None of them is in a request's window.
+    pub fn uncovered_older(&self) -> u32 {
+        (self.pending.len() + self.dropped.len()) as u32
+    }
+
     /// What a compression would summarize: the pending messages, then the
     /// live ones before the retained rounds (seed 000 compresses all but the
     /// recent rounds once usage passes the threshold, not only what
@@ -189,6 +200,9 @@ impl ConversationMemory {
     /// current task's context.
     pub fn summarized_through(&mut self, seq: Seq) {
         self.pending.retain(|l| l.seq > seq);
+        while self.dropped.front().is_some_and(|&d| d <= seq) {
+            self.dropped.pop_front();
+        }
         let mut n = 0;
         let evictable = self.evictable();
         while n < evictable && self.live[n].seq <= seq {
@@ -289,6 +303,9 @@ mod tests {
             c.push(&Estimate, msg(Role::User, "abcd"), i);
         }
         assert_eq!(c.pending().iter().map(|l| l.seq).collect::<Vec<_>>(), [15, 16, 17]);
+        assert_eq!(c.uncovered_older(), 18, "what left memory is still counted");
+        c.summarized_through(10);
+        assert_eq!(c.uncovered_older(), 7, "a summary through 10 covers 0..=10");
     }
 
     #[test]

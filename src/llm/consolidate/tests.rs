@@ -280,8 +280,10 @@ fn chinese_conversations_get_chinese_prompts_and_rule_fallback() {
     assert!(r.errors[0].contains("TIMEOUT"));
     assert!(llm.requests()[0].messages[0].content.contains("只输出 JSON"));
     assert_eq!(contents(&f), ["用户喜欢用 Rust 写代码"]);
-    let block =
-        block_on(f.longterm.lock()).block(&Estimate, "我喜欢用什么语言写代码?", None, 500, None).unwrap();
+    let block = block_on(f.longterm.lock())
+        .block(&Estimate, "我喜欢用什么语言写代码?", None, 500, None)
+        .unwrap()
+        .text;
     assert!(block.contains("用户喜欢用 Rust 写代码"), "{block}");
 }
 

@@ -36,6 +36,11 @@ use crate::working::context::{self, Context};
 use crate::working::conversation::{ConversationLimits, ConversationMemory, Seq};
 use crate::working::window::Item;
 
+/// Evicted messages a session without a model keeps in memory (the store
+/// keeps all): nothing will summarize them, so they only wait for a summary
+/// the caller commits.
+pub const PENDING_WITHOUT_MODEL: u32 = 200;
+
 /// Options of a session, with the designs' defaults.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
@@ -46,8 +51,11 @@ pub struct SessionOptions {
     pub max_tokens: Option<u32>,
     /// Rounds never evicted or compressed. Default 3.
     pub retain_recent_rounds: u32,
-    /// Messages held in memory. Default 200.
-    pub max_cached_messages: u32,
+    /// At most this many live messages (and so in a request's window); the
+    /// oldest beyond move out as the token limit moves them (to compression
+    /// with a model, and reported in `leftOut.olderMessages`). Default: no
+    /// count limit, the token budget decides.
+    pub max_cached_messages: Option<u32>,
     /// Rounds of history a turn sends (x 3 messages); 0 sends none. Default: all.
     pub context_rounds: Option<u32>,
     /// Cap on the conversation window of a request. Default: what is left.
@@ -64,7 +72,7 @@ impl Default for SessionOptions {
             budget: BudgetOptions::default(),
             max_tokens: None,
             retain_recent_rounds: 3,
-            max_cached_messages: 200,
+            max_cached_messages: None,
             context_rounds: None,
             max_window_tokens: None,
             summary_budget: 2_000,
@@ -126,7 +134,21 @@ impl ContextRequest {
 pub trait LongTermSource {
     /// Memory text relevant to `query`, at most about `budget_tokens` long
     /// (the caller cuts it by whole lines to fit exactly).
-    fn block<'a>(&'a self, query: &'a str, budget_tokens: u32) -> LocalBoxFuture<'a, Result<String>>;
+    fn block<'a>(&'a self, query: &'a str, budget_tokens: u32) -> LocalBoxFuture<'a, Result<LongTermBlock>>;
+}
+
+/// A long-term block, and whether its source left out or cut a memory that
+/// matched (the request's report says so).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LongTermBlock {
+    pub text: String,
+    pub truncated: bool,
+}
+
+impl From<String> for LongTermBlock {
+    fn from(text: String) -> Self {
+        LongTermBlock { text, truncated: false }
+    }
 }
 
 /// What a summary commit did.
@@ -279,12 +301,12 @@ impl Session {
         validate_session_id(id)?;
         let budget = TokenBudget::new(options.budget)?;
         let max_tokens = options.max_tokens.unwrap_or(budget.available_for_conversation());
-        if max_tokens == 0 || options.max_cached_messages == 0 {
+        if max_tokens == 0 || options.max_cached_messages == Some(0) {
             return Err(Error::invalid("maxTokens and maxCachedMessages must be positive"));
         }
         let memory = ConversationMemory::new(ConversationLimits {
             max_tokens,
-            max_messages: options.max_cached_messages,
+            max_messages: options.max_cached_messages.unwrap_or(u32::MAX),
             retain_recent_rounds: options.retain_recent_rounds,
             max_pending: None,
         });
@@ -593,8 +615,10 @@ impl Session {
     }
 
     /// Bounds the messages waiting for a summary (see
-    /// [`ConversationLimits::max_pending`]): for a session nothing compresses.
-    pub fn bound_pending(&mut self, max: u32) {
+    /// [`ConversationLimits::max_pending`]) to `maxCachedMessages`, else
+    /// [`PENDING_WITHOUT_MODEL`]: for a session nothing compresses.
+    pub fn bound_pending(&mut self) {
+        let max = self.options.max_cached_messages.unwrap_or(PENDING_WITHOUT_MODEL);
         let limits = ConversationLimits { max_pending: Some(max), ..self.memory.limits() };
         let mut memory = ConversationMemory::new(limits);
         for l in self.memory.pending().iter().chain(self.memory.live()) {
@@ -696,20 +720,20 @@ impl Session {
     pub fn build_context_with(
         &self,
         request: &ContextRequest,
-        long_term: Option<Result<String>>,
+        long_term: Option<Result<LongTermBlock>>,
     ) -> Result<Context> {
         let history = self.turn_history();
-        let (long_term_text, long_term_error) = match long_term {
-            Some(Ok(text)) => (Some(text), None),
+        let (long_term_block, long_term_error) = match long_term {
+            Some(Ok(block)) => (Some(block), None),
             Some(Err(e)) => (None, Some(e.to_string())),
             None => (None, None),
         };
         let items: Vec<Item> = history.iter().map(|l| Item { entry: &l.entry, tokens: l.tokens }).collect();
         // Complete: nothing this session said is missing from the history
         // (no eviction, no summary standing in for older messages).
-        let complete = self.summary.is_none()
-            && self.memory.pending().is_empty()
-            && history.len() == self.memory.live().len();
+        let uncovered_older = self.memory.uncovered_older();
+        let complete =
+            self.summary.is_none() && uncovered_older == 0 && history.len() == self.memory.live().len();
         let mut ctx = context::build(context::ContextInput {
             tokenizer: self.tokenizer.as_ref(),
             budget: &self.budget,
@@ -717,14 +741,16 @@ impl Session {
             tools_json: request.tools_json.as_deref(),
             history: &items,
             history_is_complete: complete,
+            uncovered_older,
             summary: self.summary.as_ref().map(|s| s.content.as_str()),
             summary_budget: self.options.summary_budget,
-            long_term: long_term_text.as_deref(),
+            long_term: long_term_block.as_ref().map(|b| b.text.as_str()),
             long_term_budget: self.options.long_term_budget,
             query: request.query.as_deref(),
             max_window_tokens: self.options.max_window_tokens,
         })?;
         ctx.report.long_term_error = long_term_error;
+        ctx.report.long_term_truncated |= long_term_block.is_some_and(|b| b.truncated);
         Ok(ctx)
     }
 
@@ -740,254 +766,4 @@ impl Session {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::error::ErrorCode;
-    use crate::ports::clock::ManualClock;
-    use crate::store::MemoryStore;
-    use crate::tokens::Estimate;
-    use futures::executor::block_on;
-    use std::cell::Cell;
-
-    /// A store whose writes fail while `fail` is set.
-    #[derive(Default)]
-    struct FlakyStore {
-        inner: MemoryStore,
-        fail: Cell<bool>,
-    }
-
-    impl Store for FlakyStore {
-        fn get<'a>(&'a self, key: &'a str) -> LocalBoxFuture<'a, Result<Option<String>>> {
-            self.inner.get(key)
-        }
-        fn put_many(&self, items: Vec<(String, String)>) -> LocalBoxFuture<'_, Result<()>> {
-            if self.fail.get() {
-                return Box::pin(async { Err(Error::storage("disk on fire")) });
-            }
-            self.inner.put_many(items)
-        }
-        fn delete_many(&self, keys: Vec<String>) -> LocalBoxFuture<'_, Result<()>> {
-            self.inner.delete_many(keys)
-        }
-        fn list<'a>(&'a self, prefix: &'a str) -> LocalBoxFuture<'a, Result<Vec<(String, String)>>> {
-            self.inner.list(prefix)
-        }
-    }
-
-    struct Source(Result<String>);
-
-    impl LongTermSource for Source {
-        fn block<'a>(&'a self, _query: &'a str, _budget: u32) -> LocalBoxFuture<'a, Result<String>> {
-            let r = self.0.clone();
-            Box::pin(async move { r })
-        }
-    }
-
-    fn open(id: &str, store: Rc<dyn Store>, options: SessionOptions) -> Session {
-        block_on(Session::open(id, store, Rc::new(Estimate), Rc::new(ManualClock::new(1_000)), options))
-            .unwrap()
-    }
-
-    fn user(content: &str) -> NewMessage {
-        NewMessage { role: Some(Role::User), content: content.into(), ..Default::default() }
-    }
-
-    fn assistant(content: &str) -> NewMessage {
-        NewMessage { role: Some(Role::Assistant), content: content.into(), ..Default::default() }
-    }
-
-    #[test]
-    fn messages_persist_and_reload_in_order() {
-        let store: Rc<dyn Store> = Rc::new(MemoryStore::new());
-        let mut s = open("chat-1", store.clone(), SessionOptions::default());
-        block_on(s.add(user("hello"))).unwrap();
-        block_on(s.add(assistant("hi there"))).unwrap();
-        let again = open("chat-1", store.clone(), SessionOptions::default());
-        assert_eq!(again.messages(), s.messages());
-        assert_eq!(again.messages()[0].timestamp, 1_000);
-        let other = open("chat-2", store, SessionOptions::default());
-        assert!(other.messages().is_empty());
-    }
-
-    #[test]
-    fn a_failed_write_is_an_error_and_leaves_memory_unchanged() {
-        let store = Rc::new(FlakyStore::default());
-        let mut s = open("chat", store.clone(), SessionOptions::default());
-        block_on(s.add(user("kept"))).unwrap();
-        store.fail.set(true);
-        let err = block_on(s.add(user("lost?"))).unwrap_err();
-        assert_eq!(err.code, ErrorCode::Storage);
-        assert_eq!(s.messages().len(), 1);
-        store.fail.set(false);
-        block_on(s.add(user("retried"))).unwrap();
-        let reloaded = open("chat", store, SessionOptions::default());
-        let contents: Vec<_> = reloaded.messages().into_iter().map(|m| m.content).collect();
-        assert_eq!(contents, ["kept", "retried"]);
-    }
-
-    #[test]
-    fn an_imported_message_keeps_its_time_and_its_place_in_order() {
-        let store: Rc<dyn Store> = Rc::new(MemoryStore::new());
-        let mut s = open("chat", store.clone(), SessionOptions::default());
-        block_on(s.add(user("now"))).unwrap();
-        let old = NewMessage { timestamp: Some(86_400_000), ..user("said long ago") };
-        let e = block_on(s.add(old)).unwrap();
-        assert_eq!(e.timestamp, 86_400_000);
-        let contents: Vec<String> = block_on(s.history()).unwrap().into_iter().map(|m| m.content).collect();
-        assert_eq!(contents, ["now", "said long ago"], "added after: kept after");
-        for bad in [-1, crate::entry::MAX_TIMESTAMP_MS + 1] {
-            let e = block_on(s.add(NewMessage { timestamp: Some(bad), ..user("x") })).unwrap_err();
-            assert_eq!(e.code, ErrorCode::InvalidInput);
-        }
-    }
-
-    #[test]
-    fn invalid_messages_are_rejected_without_a_trace() {
-        let store: Rc<dyn Store> = Rc::new(MemoryStore::new());
-        let mut s = open("chat", store.clone(), SessionOptions::default());
-        let orphan = NewMessage { role: Some(Role::Tool), content: "42".into(), ..Default::default() };
-        assert_eq!(block_on(s.add(orphan)).unwrap_err().code, ErrorCode::InvalidInput);
-        assert!(s.messages().is_empty());
-        assert!(block_on(store.list("")).unwrap().is_empty());
-    }
-
-    #[test]
-    fn sub_agents_write_only_chat_messages_into_the_parent_session() {
-        let store: Rc<dyn Store> = Rc::new(MemoryStore::new());
-        let mut sub = open("agent:chat", store.clone(), SessionOptions::default());
-        block_on(sub.add(user("research this"))).unwrap();
-        let call = NewMessage {
-            role: Some(Role::Assistant),
-            content: String::new(),
-            tool_calls: vec![ToolCall { id: "c1".into(), name: "search".into(), arguments: "{}".into() }],
-            ..Default::default()
-        };
-        block_on(sub.add(call)).unwrap();
-        let result = NewMessage {
-            role: Some(Role::Tool),
-            content: "results".into(),
-            tool_call_id: Some("c1".into()),
-            ..Default::default()
-        };
-        block_on(sub.add(result)).unwrap();
-        block_on(sub.add(assistant("found it"))).unwrap();
-        assert_eq!(sub.messages().len(), 4, "the sub-agent keeps its tool traffic in working memory");
-        let parent = open("chat", store, SessionOptions::default());
-        let contents: Vec<_> = parent.messages().into_iter().map(|m| m.content).collect();
-        assert_eq!(contents, ["research this", "found it"]);
-    }
-
-    #[test]
-    fn session_ids_are_validated() {
-        for bad in ["", "a/b", "agent:", "agent:agent:x"] {
-            let opened = Session::open(
-                bad,
-                Rc::new(MemoryStore::new()),
-                Rc::new(Estimate),
-                Rc::new(ManualClock::new(0)),
-                SessionOptions::default(),
-            );
-            assert_eq!(block_on(opened).err().unwrap().code, ErrorCode::InvalidInput, "{bad:?}");
-        }
-    }
-
-    #[test]
-    fn build_context_merges_system_text_and_reports_sections() {
-        let store: Rc<dyn Store> = Rc::new(MemoryStore::new());
-        let mut s = open("chat", store, SessionOptions::default());
-        let said = block_on(s.add(user("I like Rust"))).unwrap();
-        let answered = block_on(s.add(assistant("Noted!"))).unwrap();
-        let req = ContextRequest {
-            query: Some("What do I like?".into()),
-            system: Some("Be brief.".into()),
-            ..Default::default()
-        };
-        let ctx = block_on(s.build_context(&req, Some(&Source(Ok("- likes Rust".into()))))).unwrap();
-        let roles: Vec<Role> = ctx.messages.iter().map(|m| m.role).collect();
-        assert_eq!(roles, [Role::System, Role::User, Role::Assistant, Role::User]);
-        assert!(ctx.messages[0].content.starts_with("Be brief."));
-        assert!(ctx.messages[0].content.contains("- likes Rust"));
-        assert_eq!(ctx.messages[3].content, "What do I like?");
-        let r = &ctx.report;
-        assert_eq!(r.total, crate::working::context::total_tokens(&Estimate, &ctx.messages));
-        assert!(r.long_term > 0 && r.system > 0 && r.query > 0);
-        assert_eq!(r.free, r.limit - r.total);
-        assert_eq!(r.limit, 198_000);
-        assert!(r.long_term_error.is_none());
-        assert_eq!(
-            r.sent_ids,
-            [said.id, answered.id],
-            "the history sent, without the system message or the new one"
-        );
-    }
-
-    #[test]
-    fn a_long_term_failure_degrades_to_no_block() {
-        let store: Rc<dyn Store> = Rc::new(MemoryStore::new());
-        let mut s = open("chat", store, SessionOptions::default());
-        block_on(s.add(user("hi"))).unwrap();
-        let req = ContextRequest { query: Some("hi".into()), ..Default::default() };
-        let ctx =
-            block_on(s.build_context(&req, Some(&Source(Err(Error::storage("index offline")))))).unwrap();
-        assert_eq!(ctx.messages.len(), 1, "the query is already the last message: not repeated");
-        assert!(ctx.report.long_term_error.as_deref().unwrap().contains("index offline"));
-        assert_eq!(ctx.report.long_term, 0);
-    }
-
-    #[test]
-    fn context_rounds_limit_the_history_a_turn_sends() {
-        let store: Rc<dyn Store> = Rc::new(MemoryStore::new());
-        let options = SessionOptions { context_rounds: Some(1), ..Default::default() };
-        let mut s = open("chat", store.clone(), options);
-        for i in 0..5 {
-            block_on(s.add(user(&format!("q{i}")))).unwrap();
-            block_on(s.add(assistant(&format!("a{i}")))).unwrap();
-        }
-        let ctx = block_on(s.build_context(&ContextRequest::default(), None)).unwrap();
-        // 3 messages: a3, q4, a4, less the leading assistant.
-        let contents: Vec<_> = ctx.messages.iter().map(|m| m.content.as_str()).collect();
-        assert_eq!(contents, ["q4", "a4"]);
-        let none = SessionOptions { context_rounds: Some(0), ..Default::default() };
-        let s0 = open("chat", store, none);
-        let q = ContextRequest { query: Some("new".into()), ..Default::default() };
-        assert_eq!(block_on(s0.build_context(&q, None)).unwrap().messages.len(), 1);
-    }
-
-    #[test]
-    fn eviction_feeds_pending_compression_and_a_summary_replaces_it() {
-        let store: Rc<dyn Store> = Rc::new(MemoryStore::new());
-        let options = SessionOptions { max_tokens: Some(60), retain_recent_rounds: 1, ..Default::default() };
-        let mut s = open("chat", store.clone(), options.clone());
-        for i in 0..10 {
-            block_on(s.add(user(&format!("question number {i}")))).unwrap();
-            block_on(s.add(assistant(&format!("answer number {i}")))).unwrap();
-        }
-        let u = s.usage();
-        assert!(u.tokens <= 60);
-        assert!(u.pending_compression > 0 && u.compression_due);
-        let pending = s.pending_compression();
-        assert_eq!(pending[0].content, "question number 0");
-        let last = pending.last().unwrap().id.clone();
-        block_on(s.commit_summary("The user asked ten numbered questions.".into(), &last)).unwrap();
-        assert_eq!(s.usage().pending_compression, 0);
-        let ctx = block_on(s.build_context(&ContextRequest::default(), None)).unwrap();
-        assert!(ctx.messages[0].content.contains("ten numbered questions"));
-        assert!(ctx.report.summary > 0);
-        // After a reload, the summary still covers the evicted messages.
-        let again = open("chat", store, options);
-        assert_eq!(again.usage().pending_compression, 0);
-        assert!(again.summary().is_some());
-        assert_eq!(again.messages(), s.messages());
-    }
-
-    #[test]
-    fn the_newest_message_must_fit() {
-        let store: Rc<dyn Store> = Rc::new(MemoryStore::new());
-        let budget =
-            BudgetOptions { context_window: 4_000, reserved_for_response: 1_000, ..Default::default() };
-        let mut s = open("chat", store, SessionOptions { budget, ..Default::default() });
-        block_on(s.add(user(&"word ".repeat(20_000)))).unwrap();
-        let err = block_on(s.build_context(&ContextRequest::default(), None)).unwrap_err();
-        assert_eq!(err.code, ErrorCode::LimitExceeded);
-    }
-}
+mod tests;
