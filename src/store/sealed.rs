@@ -34,6 +34,16 @@
 //! compare-and-set on the exact text it read, so a value another instance
 //! rewrote meanwhile is left as that instance wrote it. A pass cut short
 //! resumes at the next open: every value says which key sealed it.
+//!
+//! An instance still open under an older key (another tab, a worker) must
+//! not go on sealing under it: the rotator leaves word for each older key,
+//! `key/moved/<older key id>` holding the new key's id sealed under the
+//! older key (so it is authentic to exactly the instances it is meant for,
+//! and no one without that key can forge it). Such an instance's writes are
+//! conditional on that record's absence, and once it is there its writes
+//! and its opening fail with `DECRYPTION` naming the new key. The word is
+//! written before the reseal pass lists the namespace, so the pass finds
+//! whatever the old instance wrote before it.
 
 use std::cell::Cell;
 use std::rc::Rc;
@@ -47,6 +57,14 @@ use crate::ports::{Cipher, LocalBoxFuture};
 use crate::store::{DamageLog, Parts, Store};
 
 const PREFIX: &str = "amenc1.";
+
+/// Where a rotation leaves word for instances on an older key (see the
+/// module doc). Not data of the layers above: `list` never shows it.
+const MOVED_PREFIX: &str = "key/moved/";
+
+fn moved_key(key_id: &str) -> String {
+    format!("{MOVED_PREFIX}{key_id}")
+}
 
 /// Associated data of the key check value; never a record's (those start
 /// with the namespace and a NUL).
@@ -138,7 +156,7 @@ impl SealedStore {
             }
             ids.push(id);
         }
-        Ok(SealedStore {
+        let store = SealedStore {
             inner,
             keys: Some(Keys { cipher, ids }),
             namespace: namespace.to_string(),
@@ -147,7 +165,63 @@ impl SealedStore {
             resealed: Cell::new(0),
             stale: Cell::new(0),
             readable: Cell::new(None),
-        })
+        };
+        store.leave_word().await?;
+        Ok(store)
+    }
+
+    /// At open: fails when the sealing key was rotated away from (unless
+    /// this instance holds the key it moved to: a rotation back), and tells
+    /// instances on each older key given that the namespace moved to key 0.
+    async fn leave_word(&self) -> Result<()> {
+        let keys = self.keys.as_ref().expect("encrypted");
+        if let Some(to) = self.moved_to().await? {
+            if !keys.ids.contains(&to) {
+                return Err(moved(&to));
+            }
+            self.inner.delete_many(vec![moved_key(&keys.ids[0])]).await?;
+        }
+        let mut word = Vec::new();
+        for (index, id) in keys.ids.iter().enumerate().skip(1) {
+            let key = moved_key(id);
+            if self.inner.get(&key).await?.is_none() {
+                word.push((key.clone(), seal_with(keys, index, self.aad(&key), &keys.ids[0]).await?));
+            }
+        }
+        if !word.is_empty() {
+            self.inner.put_many(word).await?;
+        }
+        Ok(())
+    }
+
+    /// The key the namespace moved to from this instance's sealing key, when
+    /// an authentic word of a rotation says so. Word that does not open
+    /// under that key is planted or damaged: reported, and ignored.
+    async fn moved_to(&self) -> Result<Option<String>> {
+        let Some(keys) = &self.keys else { return Ok(None) };
+        let key = moved_key(&keys.ids[0]);
+        let Some(stored) = self.inner.get(&key).await? else { return Ok(None) };
+        let body =
+            stored.strip_prefix(PREFIX).and_then(|r| r.strip_prefix(keys.ids[0].as_str())?.strip_prefix('.'));
+        let opened = match body {
+            Some(body) => open_body(keys, 0, self.aad(&key), body).await?.ok(),
+            None => None,
+        };
+        match opened {
+            Some(to) if to != keys.ids[0] => Ok(Some(to)),
+            _ => {
+                self.damage.report(&key, "word of a key rotation that does not open under this key");
+                Ok(None)
+            }
+        }
+    }
+
+    /// Fails when the namespace moved to another key.
+    async fn check_not_moved(&self) -> Result<()> {
+        match self.moved_to().await? {
+            Some(to) => Err(moved(&to)),
+            None => Ok(()),
+        }
     }
 
     /// Progress of encryption; `None` for a plain namespace.
@@ -174,7 +248,7 @@ impl SealedStore {
     }
 
     async fn seal(&self, keys: &Keys, key: &str, plain: &str) -> Result<String> {
-        seal_with(keys, self.aad(key), plain).await
+        seal_with(keys, 0, self.aad(key), plain).await
     }
 
     /// An export document sealed under the current key: readable by any
@@ -183,7 +257,7 @@ impl SealedStore {
         let Some(keys) = &self.keys else {
             return Err(Error::invalid("a sealed export needs `encryption`"));
         };
-        let sealed = seal_with(keys, EXPORT_AAD.to_vec(), json).await?;
+        let sealed = seal_with(keys, 0, EXPORT_AAD.to_vec(), json).await?;
         Ok(SealedExport { format: SEALED_EXPORT_FORMAT.into(), version: 1, sealed })
     }
 
@@ -238,26 +312,10 @@ impl SealedStore {
             return Ok(None);
         };
         self.readable.set(Some(true));
-        let bytes = match unbase64(body) {
-            Some(b) if b.len() >= NONCE_LEN + TAG_LEN => b,
-            _ => {
-                self.damage.report(key, "a sealed value that is cut short or not base64");
-                return Ok(None);
-            }
-        };
-        let nonce: [u8; NONCE_LEN] = bytes[..NONCE_LEN].try_into().expect("length checked");
-        let opened = keys.cipher.open(index, nonce, self.aad(key), bytes[NONCE_LEN..].to_vec()).await?;
-        match opened.map(String::from_utf8) {
-            Some(Ok(text)) => Ok(Some(text)),
-            Some(Err(_)) => {
-                self.damage.report(key, "a sealed value that is not UTF-8 text");
-                Ok(None)
-            }
-            None => {
-                self.damage.report(
-                    key,
-                    "a sealed value that fails authentication (altered, or moved from another record)",
-                );
+        match open_body(keys, index, self.aad(key), body).await? {
+            Ok(text) => Ok(Some(text)),
+            Err(why) => {
+                self.damage.report(key, why);
                 Ok(None)
             }
         }
@@ -281,6 +339,9 @@ impl SealedStore {
     /// this instance reads, else the namespace is another key's and the
     /// error is `wrong_key`.
     async fn foreign(&self, key: &str, wrong_key: impl FnOnce() -> Error) -> Result<()> {
+        // Under a key this instance lacks: first, whether it is the key the
+        // namespace moved to.
+        self.check_not_moved().await?;
         if !self.settle_readable().await? {
             return Err(wrong_key());
         }
@@ -361,7 +422,7 @@ impl SealedStore {
             .list("")
             .await?
             .into_iter()
-            .filter(|(_, v)| self.is_ours(v) && !v.starts_with(&current))
+            .filter(|(k, v)| self.is_ours(v) && !v.starts_with(&current) && !k.starts_with(MOVED_PREFIX))
             .collect();
         self.stale.set(stale.len() as u32);
         Ok(stale)
@@ -387,6 +448,14 @@ impl SealedStore {
     }
 }
 
+/// What an instance on a key rotated away from fails with.
+fn moved(to: &str) -> Error {
+    let to = to.chars().take(16).collect::<String>();
+    decryption(format!(
+        "the namespace moved to another key (key id {to}) by a rotation: reopen with that key, this one in previousKeys until the rotation ends"
+    ))
+}
+
 /// What reading a sealed value without a key fails with.
 fn encrypted_without_key() -> Error {
     decryption("this namespace is encrypted: open it with its key (`encryption`)")
@@ -408,14 +477,34 @@ pub struct SealedExport {
     pub sealed: String,
 }
 
-/// `plain` sealed under key 0 with `aad`, as stored text.
-async fn seal_with(keys: &Keys, aad: Vec<u8>, plain: &str) -> Result<String> {
+/// The text of a sealed value's body (after `amenc1.<key id>.`) under key
+/// `index`, or why it is damaged.
+async fn open_body(
+    keys: &Keys,
+    index: usize,
+    aad: Vec<u8>,
+    body: &str,
+) -> Result<std::result::Result<String, &'static str>> {
+    let bytes = match unbase64(body) {
+        Some(b) if b.len() >= NONCE_LEN + TAG_LEN => b,
+        _ => return Ok(Err("a sealed value that is cut short or not base64")),
+    };
+    let nonce: [u8; NONCE_LEN] = bytes[..NONCE_LEN].try_into().expect("length checked");
+    Ok(match keys.cipher.open(index, nonce, aad, bytes[NONCE_LEN..].to_vec()).await?.map(String::from_utf8) {
+        Some(Ok(text)) => Ok(text),
+        Some(Err(_)) => Err("a sealed value that is not UTF-8 text"),
+        None => Err("a sealed value that fails authentication (altered, or moved from another record)"),
+    })
+}
+
+/// `plain` sealed under key `index` with `aad`, as stored text.
+async fn seal_with(keys: &Keys, index: usize, aad: Vec<u8>, plain: &str) -> Result<String> {
     let mut nonce = [0u8; NONCE_LEN];
     getrandom::fill(&mut nonce).map_err(|e| Error::storage(format!("no random nonce: {e}")))?;
-    let sealed = keys.cipher.seal(0, nonce, aad, plain.as_bytes().to_vec()).await?;
+    let sealed = keys.cipher.seal(index, nonce, aad, plain.as_bytes().to_vec()).await?;
     let mut bytes = nonce.to_vec();
     bytes.extend_from_slice(&sealed);
-    Ok(format!("{PREFIX}{}.{}", keys.ids[0], base64(&bytes)))
+    Ok(format!("{PREFIX}{}.{}", keys.ids[index], base64(&bytes)))
 }
 
 impl Store for SealedStore {
@@ -446,8 +535,18 @@ impl Store for SealedStore {
 
     fn put_many(&self, items: Vec<(String, String)>) -> LocalBoxFuture<'_, Result<()>> {
         Box::pin(async move {
+            let Some(keys) = &self.keys else {
+                self.inner.put_many(items).await?;
+                self.wrote();
+                return Ok(());
+            };
             let sealed = self.seal_all(items).await?;
-            self.inner.put_many(sealed).await?;
+            // Only while the namespace has not moved away from this key (one
+            // transaction where the backend checks and writes in one).
+            if !self.inner.put_many_if(&moved_key(&keys.ids[0]), None, sealed.clone()).await? {
+                self.check_not_moved().await?;
+                self.inner.put_many(sealed).await?;
+            }
             self.wrote();
             Ok(())
         })
@@ -459,7 +558,8 @@ impl Store for SealedStore {
 
     fn list<'a>(&'a self, prefix: &'a str) -> LocalBoxFuture<'a, Result<Vec<(String, String)>>> {
         Box::pin(async move {
-            let stored = self.inner.list(prefix).await?;
+            let mut stored = self.inner.list(prefix).await?;
+            stored.retain(|(k, _)| !k.starts_with(MOVED_PREFIX));
             if self.keys.is_none() && !stored.iter().any(|(_, v)| v.starts_with(PREFIX)) {
                 if !stored.is_empty() {
                     self.readable.set(Some(true));
@@ -526,6 +626,7 @@ impl Store for SealedStore {
             if plain.as_deref() != expected {
                 return Ok(false);
             }
+            self.check_not_moved().await?;
             let sealed = self.seal_all(items).await?;
             let done = self.inner.put_many_if(check, stored.as_deref(), sealed).await?;
             if done {
@@ -597,7 +698,12 @@ mod tests {
 
     /// Namespace "ns" under key 1, reporting damage to `damage`.
     fn logged(raw: &Rc<MemoryStore>, damage: &Rc<DamageLog>) -> SealedStore {
-        block_on(SealedStore::encrypted(raw.clone(), TestCipher::new(&[1]), "ns", damage.clone(), false))
+        logged_with(raw, &[1], damage)
+    }
+
+    /// Namespace "ns" under the keys of `seeds`, reporting damage to `damage`.
+    fn logged_with(raw: &Rc<MemoryStore>, seeds: &[u8], damage: &Rc<DamageLog>) -> SealedStore {
+        block_on(SealedStore::encrypted(raw.clone(), TestCipher::new(seeds), "ns", damage.clone(), false))
             .unwrap()
     }
 
@@ -751,6 +857,59 @@ mod tests {
         assert_eq!(all.len(), 11);
         assert_eq!(all[0], ("k0".to_string(), "v0".to_string()));
         assert!(all.contains(&("p".to_string(), "plain".to_string())));
+    }
+
+    #[test]
+    fn an_instance_on_the_old_key_learns_of_a_rotation_and_stops_writing() {
+        let raw = Rc::new(MemoryStore::new());
+        let damage = Rc::new(DamageLog::default());
+        let old = logged(&raw, &damage);
+        block_on(old.put_many(vec![("a".into(), "one".into())])).unwrap();
+        let new = sealed(&raw, &[2, 1], false).unwrap();
+        let new_id = new.stats().unwrap().key_id;
+        // Every write of the old instance is refused from now on, naming the key.
+        let refused = block_on(old.put_many(vec![("b".into(), "two".into())])).unwrap_err();
+        assert_eq!(refused.code, ErrorCode::Decryption);
+        assert!(refused.message.contains(&new_id), "{}", refused.message);
+        let cas = block_on(old.put_many_if("a", Some("one"), vec![("a".into(), "1".into())]));
+        assert_eq!(cas.unwrap_err().code, ErrorCode::Decryption);
+        assert_eq!(block_on(raw.get("b")).unwrap(), None);
+        // What it wrote before is stale for the rotator, and nothing else is.
+        let stale = block_on(new.stale()).unwrap();
+        assert_eq!(stale.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(), ["a"]);
+        block_on(new.reseal(&stale)).unwrap();
+        block_on(new.put_many(vec![("c".into(), "three".into())])).unwrap();
+        // Reading a value of the new key, or opening again, fails the same way.
+        assert_eq!(block_on(old.get("c")).unwrap_err().code, ErrorCode::Decryption);
+        assert_eq!(block_on(old.list("")).unwrap_err().code, ErrorCode::Decryption);
+        assert_eq!(sealed(&raw, &[1], false).err().unwrap().code, ErrorCode::Decryption);
+        // The old key can go: the word left for it is nobody's damage.
+        let only_new = logged_with(&raw, &[2], &damage);
+        assert_eq!(block_on(only_new.list("")).unwrap().len(), 2);
+        assert!(damage.list().is_empty(), "{:?}", damage.list());
+        // A rotation back to the first key reopens it, and the second is told.
+        sealed(&raw, &[1, 2], false).unwrap();
+        assert_eq!(
+            block_on(only_new.put_many(vec![("d".into(), "4".into())])).unwrap_err().code,
+            ErrorCode::Decryption
+        );
+        let back = sealed(&raw, &[1], false).unwrap();
+        block_on(back.put_many(vec![("e".into(), "5".into())])).unwrap();
+    }
+
+    #[test]
+    fn planted_word_of_a_rotation_blocks_no_write() {
+        let raw = Rc::new(MemoryStore::new());
+        let damage = Rc::new(DamageLog::default());
+        let store = logged(&raw, &damage);
+        let id = store.stats().unwrap().key_id;
+        let other = sealed(&Rc::new(MemoryStore::new()), &[9], false).unwrap();
+        let forged = block_on(seal_with(other.keys.as_ref().unwrap(), 0, Vec::new(), "00ff")).unwrap();
+        block_on(raw.put_many(vec![(moved_key(&id), forged)])).unwrap();
+        block_on(store.put_many(vec![("a".into(), "one".into())])).unwrap();
+        assert_eq!(block_on(store.get("a")).unwrap().as_deref(), Some("one"));
+        assert!(damage.list().iter().any(|d| d.key == moved_key(&id)));
+        logged(&raw, &damage);
     }
 
     #[test]
