@@ -5,7 +5,7 @@
 // the SDK's messages and ours. Each stored message keeps the SDK's own form in
 // its metadata, so converting back gives exactly what was stored. The SDK is
 // an optional peer dependency: this entry point imports nothing from it.
-import { error } from "../guard.js";
+import { inputs, isObjects } from "./inputs.js";
 import { sentEntries } from "./sent.js";
 
 const MESSAGE = "aiSdk.message";
@@ -17,7 +17,9 @@ const JOINS = "aiSdk.joinsPrevious";
 
 const partsOf = (content) => (typeof content === "string" ? [{ type: "text", text: content }] : Array.isArray(content) ? content : []);
 const textOf = (content) => partsOf(content).filter((p) => p.type === "text").map((p) => p.text).join("");
-const json = (value) => (typeof value === "string" ? value : JSON.stringify(value ?? {}));
+const { invalid, objects: list, json: toJson, optionsOf } = inputs("ai-sdk");
+/** JSON text of a value; a string is already the text (a tool input the model gave as text). */
+const json = (value) => (typeof value === "string" ? value : toJson(value ?? {}));
 const parsed = (text) => {
   try {
     return JSON.parse(text || "{}");
@@ -30,16 +32,14 @@ const parsed = (text) => {
 function outputText(output) {
   if (output == null) return "";
   if (typeof output.value === "string") return output.value;
-  if (output.type === "content") return output.value.map((p) => p.text ?? "").join("");
-  return JSON.stringify(output.value ?? output);
+  if (output.type === "content") return list(output.value, "a tool result's content").map((p) => p.text ?? "").join("");
+  return json(output.value ?? output);
 }
-
-const invalid = (what) => error("INVALID_INPUT", `agent-memory/ai-sdk: ${what}`);
 
 /** One SDK message as the `MessageInput`s of `memory.add`: one per message, one per tool result. */
 export function fromModelMessage(message) {
-  const keep = (m) => ({ [MESSAGE]: JSON.stringify(m) });
-  if (typeof message?.content !== "string" && !Array.isArray(message?.content)) {
+  const keep = (m) => ({ [MESSAGE]: json(m) });
+  if (typeof message?.content !== "string" && !isObjects(message?.content)) {
     throw invalid("a message's content must be a string or an array of parts");
   }
   switch (message?.role) {
@@ -61,14 +61,40 @@ export function fromModelMessage(message) {
         metadata: { ...keep({ ...message, content: [part] }), ...(i ? { [JOINS]: "1" } : {}) },
       }));
     default:
-      throw invalid(`a message with role ${JSON.stringify(message?.role)}`);
+      throw invalid(`a message with role ${String(message?.role)}`);
   }
 }
 
-const list = (value, what) => {
-  if (!Array.isArray(value)) throw invalid(`${what} must be an array`);
+/** An entry's tool calls, checked: an entry the app hands in may hold anything there, and each call's fields are read. */
+const callsOf = (entry) => list(entry.toolCalls ?? [], "an entry's toolCalls");
+
+/**
+ * The field `name` of what the SDK hands a middleware hook (`{ params }`,
+ * `{ doGenerate }`), checked to be of `type`: a hook called any other way
+ * would fail with a TypeError from inside.
+ */
+function hookArg(args, name, type) {
+  const value = args?.[name];
+  if (value === null || typeof value !== type) throw invalid(`the middleware hook is called with { ${name} } (a ${type})`);
   return value;
-};
+}
+
+/**
+ * The SDK's form kept in an entry's metadata under `key`, or undefined when
+ * it is missing or damaged (not JSON, or not what `ok` reads): the entry is
+ * then rebuilt from its role and text, so one bad stored value cannot break
+ * every later read of the session.
+ */
+function kept(entry, key, ok) {
+  const text = entry.metadata?.[key];
+  if (!text) return undefined;
+  try {
+    const value = JSON.parse(text);
+    return typeof value?.role === "string" && ok(value) ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 /** SDK messages (`ModelMessage[]`) as `MessageInput`s, in order. */
 export const fromModelMessages = (messages) => list(messages, "messages").flatMap(fromModelMessage);
@@ -76,7 +102,7 @@ export const fromModelMessages = (messages) => list(messages, "messages").flatMa
 /** The name of the call a tool result answers, from the messages before it. */
 function toolNameOf(entries, index, id) {
   for (let i = index - 1; i >= 0; i--) {
-    const call = entries[i].toolCalls?.find((c) => c.id === id);
+    const call = callsOf(entries[i]).find((c) => c.id === id);
     if (call) return call.name;
   }
   return "";
@@ -85,8 +111,8 @@ function toolNameOf(entries, index, id) {
 /** One stored entry as an SDK message in the prompt's form (content as parts). */
 function modelMessageOf(entries, index) {
   const entry = entries[index];
-  const stored = entry.metadata?.[MESSAGE];
-  if (stored) return JSON.parse(stored);
+  const stored = kept(entry, MESSAGE, (m) => typeof m.content === "string" || isObjects(m.content));
+  if (stored) return stored;
   switch (entry.role) {
     case "system":
       return { role: "system", content: entry.content };
@@ -97,7 +123,7 @@ function modelMessageOf(entries, index) {
       return { role: "tool", content: [{ type: "tool-result", toolCallId: entry.toolCallId ?? "", toolName, output: { type: "text", value: entry.content } }] };
     }
     default: {
-      const calls = (entry.toolCalls ?? []).map((c) => ({ type: "tool-call", toolCallId: c.id, toolName: c.name, input: parsed(c.arguments) }));
+      const calls = callsOf(entry).map((c) => ({ type: "tool-call", toolCallId: c.id, toolName: c.name, input: parsed(c.arguments) }));
       return { role: "assistant", content: [...(entry.content ? [{ type: "text", text: entry.content }] : []), ...calls] };
     }
   }
@@ -111,7 +137,8 @@ export function toModelMessages(entries) {
     const message = modelMessageOf(entries, i);
     const previous = out.at(-1);
     if (entry.metadata?.[JOINS] && previous?.role === message.role && Array.isArray(previous.content)) {
-      previous.content.push(...message.content);
+      // A loop, not push(...): spreading a long content array overflows the call stack.
+      for (const part of message.content) previous.content.push(part);
     } else {
       out.push(message);
     }
@@ -119,7 +146,7 @@ export function toModelMessages(entries) {
   return out;
 }
 
-const isToolPart = (p) => p.type === "dynamic-tool" || p.type?.startsWith("tool-");
+const isToolPart = (p) => typeof p.type === "string" && (p.type === "dynamic-tool" || p.type.startsWith("tool-"));
 const toolNameOfPart = (p) => (p.type === "dynamic-tool" ? p.toolName : p.type.slice("tool-".length));
 
 /**
@@ -130,13 +157,13 @@ const toolNameOfPart = (p) => (p.type === "dynamic-tool" ? p.toolName : p.type.s
 export function fromUIMessage(message) {
   const role = message?.role;
   if (!["user", "assistant", "system"].includes(role)) {
-    throw invalid(`a UI message with role ${JSON.stringify(role)}`);
+    throw invalid(`a UI message with role ${String(role)}`);
   }
   const parts = list(message.parts ?? [], "a UI message's parts");
   const content = parts.filter((p) => p.type === "text").map((p) => p.text).join("");
   const tools = parts.filter(isToolPart);
   const toolCalls = tools.map((p) => ({ id: p.toolCallId, name: toolNameOfPart(p), arguments: json(p.input) }));
-  const first = { role, content, ...(toolCalls.length ? { toolCalls } : {}), metadata: { [UI]: JSON.stringify(message) } };
+  const first = { role, content, ...(toolCalls.length ? { toolCalls } : {}), metadata: { [UI]: json(message) } };
   const results = tools
     .filter((p) => p.state === "output-available" || p.state === "output-error")
     .map((p) => ({ role: "tool", content: p.state === "output-error" ? p.errorText ?? "" : json(p.output), toolCallId: p.toolCallId, metadata: { [JOINS]: "1" } }));
@@ -151,9 +178,9 @@ export function toUIMessages(entries) {
   list(entries, "entries");
   const out = [];
   for (const entry of entries) {
-    const stored = entry.metadata?.[UI];
+    const stored = kept(entry, UI, (m) => isObjects(m.parts));
     if (stored) {
-      out.push(JSON.parse(stored));
+      out.push(stored);
       continue;
     }
     const previous = out.at(-1);
@@ -165,7 +192,7 @@ export function toUIMessages(entries) {
     }
     const parts = [
       ...(entry.content ? [{ type: "text", text: entry.content }] : []),
-      ...(entry.toolCalls ?? []).map((c) => ({ type: `tool-${c.name}`, toolCallId: c.id, state: "input-available", input: parsed(c.arguments) })),
+      ...callsOf(entry).map((c) => ({ type: `tool-${c.name}`, toolCallId: c.id, state: "input-available", input: parsed(c.arguments) })),
     ];
     out.push({ id: entry.id, role: entry.role, parts });
   }
@@ -192,7 +219,7 @@ async function record(memory, inputs) {
 /** A generate result's content as the assistant message it adds to the conversation. */
 function assistantMessage(content) {
   const parts = [];
-  for (const part of content) {
+  for (const part of list(content, "the model's content")) {
     if (part.type === "text" || part.type === "reasoning") {
       const last = parts.at(-1);
       if (last?.type === part.type) last.text += part.text;
@@ -222,14 +249,16 @@ function promptMessage(message) {
  * added when it is complete. The app may send the whole chat or only the new
  * message: the session is the history.
  */
-export function memoryMiddleware(memory, { system } = {}) {
+export function memoryMiddleware(memory, options) {
   if (typeof memory?.buildContext !== "function") {
     throw invalid("memoryMiddleware needs a Memory");
   }
+  const { system } = optionsOf(options, "memoryMiddleware");
   return {
     specificationVersion: "v4",
-    async transformParams({ params }) {
-      const prompt = params.prompt ?? [];
+    async transformParams(args) {
+      const params = hookArg(args, "params", "object");
+      const prompt = list(params.prompt ?? [], "the prompt");
       const pinned = [system, ...prompt.filter((m) => m.role === "system").map((m) => m.content)].filter(Boolean).join("\n\n");
       const lastAssistant = prompt.findLastIndex((m) => m.role === "assistant");
       await record(memory, fromModelMessages(prompt.slice(lastAssistant + 1).filter((m) => m.role !== "system")));
@@ -242,16 +271,20 @@ export function memoryMiddleware(memory, { system } = {}) {
       const history = entries.map((_, i) => promptMessage(modelMessageOf(entries, i)));
       return { ...params, prompt: [...(text ? [{ role: "system", content: text }] : []), ...history] };
     },
-    async wrapGenerate({ doGenerate }) {
-      const result = await doGenerate();
-      await record(memory, fromModelMessage(assistantMessage(result.content)));
+    async wrapGenerate(args) {
+      const result = await hookArg(args, "doGenerate", "function")();
+      await record(memory, fromModelMessage(assistantMessage(result?.content)));
       return result;
     },
-    async wrapStream({ doStream }) {
-      const { stream, ...rest } = await doStream();
+    async wrapStream(args) {
+      const result = await hookArg(args, "doStream", "function")();
+      if (typeof result?.stream?.pipeThrough !== "function") throw invalid("doStream must give { stream } (a ReadableStream)");
+      const { stream, ...rest } = result;
       const content = [];
       const recorder = new TransformStream({
         transform(part, controller) {
+          // Thrown here, the typed error is what the stream's reader gets.
+          if (part === null || typeof part !== "object") throw invalid("a stream part must be an object");
           if (part.type === "text-delta") content.push({ type: "text", text: part.delta });
           else if (part.type === "reasoning-delta") content.push({ type: "reasoning", text: part.delta });
           else if (part.type === "tool-call") content.push(part);

@@ -3,36 +3,43 @@
 // convert both ways without loss of role, text, tool calls or tool call
 // ids. @langchain/core is an optional peer dependency: only this entry
 // point imports it.
-import { error } from "../guard.js";
+import { inputs } from "./inputs.js";
 import { sentEntries } from "./sent.js";
 import { BaseListChatMessageHistory } from "@langchain/core/chat_history";
 import { BaseRetriever } from "@langchain/core/retrievers";
 import { Document } from "@langchain/core/documents";
 import { AIMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
 
+const { invalid, objects, json, optionsOf, memoryOf } = inputs("langchain");
+
 /** A LangChain message as the `MessageInput` of `memory.add`. */
 export function fromLangChain(message) {
   const type = message?._getType?.() ?? message?.getType?.();
-  const content = typeof message?.content === "string" ? message.content : JSON.stringify(message?.content ?? "");
+  const content = typeof message?.content === "string" ? message.content : json(message?.content ?? "");
   switch (type) {
     case "human":
       return { role: "user", content };
     case "system":
       return { role: "system", content };
     case "ai": {
-      const toolCalls = (message.tool_calls ?? []).map((c) => ({ id: c.id ?? "", name: c.name, arguments: JSON.stringify(c.args ?? {}) }));
+      // An invalid tool call (arguments that are not JSON) is kept with its raw arguments, as it came.
+      const toolCalls = [
+        ...objects(message.tool_calls ?? [], "an AI message's tool_calls").map((c) => ({ id: c.id ?? "", name: c.name, arguments: json(c.args ?? {}) })),
+        ...objects(message.invalid_tool_calls ?? [], "an AI message's invalid_tool_calls").map((c) => ({ id: c.id ?? "", name: c.name ?? "", arguments: c.args ?? "" })),
+      ];
       return toolCalls.length ? { role: "assistant", content, toolCalls } : { role: "assistant", content };
     }
     case "tool":
       return { role: "tool", content, toolCallId: message.tool_call_id };
     default: {
-      throw error("INVALID_INPUT", `agent-memory/langchain: a ${type ?? typeof message} message has no role here`);
+      throw invalid(`a ${type ?? typeof message} message has no role here`);
     }
   }
 }
 
 /** A stored `MemoryEntry` as a LangChain message. */
 export function toLangChain(entry) {
+  if (entry === null || typeof entry !== "object") throw invalid("an entry must be an object");
   switch (entry.role) {
     case "user":
       return new HumanMessage({ content: entry.content, id: entry.id });
@@ -40,12 +47,29 @@ export function toLangChain(entry) {
       return new SystemMessage({ content: entry.content, id: entry.id });
     case "tool":
       return new ToolMessage({ content: entry.content, tool_call_id: entry.toolCallId ?? "", id: entry.id });
-    default:
-      return new AIMessage({
-        content: entry.content,
-        id: entry.id,
-        tool_calls: (entry.toolCalls ?? []).map((c) => ({ id: c.id, name: c.name, args: JSON.parse(c.arguments || "{}"), type: "tool_call" })),
-      });
+    default: {
+      // A model may emit arguments that are not a JSON object: such a call
+      // becomes one of LangChain's `invalid_tool_calls`, raw arguments kept,
+      // so one stored call cannot make every later read throw.
+      const toolCalls = [];
+      const invalidToolCalls = [];
+      for (const c of objects(entry.toolCalls ?? [], "an entry's toolCalls")) {
+        const args = argsOf(c.arguments);
+        if (args) toolCalls.push({ id: c.id, name: c.name, args, type: "tool_call" });
+        else invalidToolCalls.push({ id: c.id, name: c.name, args: c.arguments, error: "arguments are not a JSON object", type: "invalid_tool_call" });
+      }
+      return new AIMessage({ content: entry.content, id: entry.id, tool_calls: toolCalls, invalid_tool_calls: invalidToolCalls });
+    }
+  }
+}
+
+/** A tool call's arguments as an object, or undefined when they are not a JSON object. */
+function argsOf(text) {
+  try {
+    const args = JSON.parse(text || "{}");
+    return args !== null && typeof args === "object" && !Array.isArray(args) ? args : undefined;
+  } catch {
+    return undefined;
   }
 }
 
@@ -59,10 +83,10 @@ export class AgentMemoryChatHistory extends BaseListChatMessageHistory {
    * messages, the summary of what was compressed) and the newest messages
    * that fit the memory's budget.
    */
-  constructor(memory, { window = false } = {}) {
+  constructor(memory, options) {
     super();
-    this.memory = memory;
-    this.window = window;
+    this.memory = memoryOf(memory, "AgentMemoryChatHistory");
+    this.window = optionsOf(options, "AgentMemoryChatHistory").window ?? false;
   }
 
   async getMessages() {
@@ -76,7 +100,9 @@ export class AgentMemoryChatHistory extends BaseListChatMessageHistory {
   }
 
   async addMessages(messages) {
-    for (const m of messages) await this.addMessage(m);
+    // All converted before any is added: a bad message adds none of the batch.
+    const inputs = objects(messages, "the messages").map(fromLangChain);
+    for (const input of inputs) await this.memory.add(input);
   }
 
   async clear() {
@@ -88,8 +114,10 @@ export class AgentMemoryChatHistory extends BaseListChatMessageHistory {
 export class AgentMemoryRetriever extends BaseRetriever {
   lc_namespace = ["agent_memory", "langchain"];
 
-  constructor({ memory, topK, scopes, ...fields }) {
-    super(fields);
+  constructor(fields) {
+    const { memory, topK, scopes, ...rest } = fields ?? {};
+    memoryOf(memory, "AgentMemoryRetriever({ memory })");
+    super(rest);
     this.memory = memory;
     this.topK = topK;
     this.scopes = scopes;

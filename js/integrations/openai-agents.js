@@ -5,10 +5,12 @@
 // in their metadata, so `getItems` gives back exactly what was added. A
 // model input filter adds what the memory knows to the instructions.
 
-import { error } from "../guard.js";
+import { inputs } from "./inputs.js";
 import { sentEntries } from "./sent.js";
 
 const ITEM = "openaiAgents.item";
+
+const { invalid, objects, json, optionsOf, memoryOf } = inputs("openai-agents");
 
 /** Text of an item's content: a string, or the text of its parts. */
 function text(content) {
@@ -20,14 +22,14 @@ function text(content) {
 /** An Agents SDK item as the `MessageInput` of `memory.add`. */
 export function fromAgentItem(item) {
   if (item === null || typeof item !== "object") {
-    throw error("INVALID_INPUT", "agent-memory/openai-agents: an item must be an object");
+    throw invalid("an item must be an object");
   }
-  const metadata = { [ITEM]: JSON.stringify(item) };
+  const metadata = { [ITEM]: json(item) };
   const type = item?.type ?? "message";
   if (type === "message") {
     const role = item.role === "developer" ? "system" : item.role;
     if (!["user", "system", "assistant"].includes(role)) {
-      throw error("INVALID_INPUT", `agent-memory/openai-agents: a message item with role ${JSON.stringify(item.role)}`);
+      throw invalid(`a message item with role ${String(item.role)}`);
     }
     return { role, content: text(item.content), metadata };
   }
@@ -35,7 +37,7 @@ export function fromAgentItem(item) {
     return { role: "assistant", content: "", toolCalls: [{ id: item.callId ?? item.id ?? "", name: item.name, arguments: item.arguments ?? "{}" }], metadata };
   }
   if (type === "function_call_result") {
-    const output = typeof item.output === "string" ? item.output : item.output?.text ?? JSON.stringify(item.output ?? "");
+    const output = typeof item.output === "string" ? item.output : item.output?.text ?? json(item.output ?? "");
     return { role: "tool", content: output, toolCallId: item.callId ?? "", metadata };
   }
   // Reasoning, hosted tool calls and the like: kept for the SDK, with
@@ -45,12 +47,29 @@ export function fromAgentItem(item) {
 
 /** A stored `MemoryEntry` as the item it was added as (or, for a message the SDK did not add, a message item). */
 export function toAgentItem(entry) {
-  const stored = entry.metadata?.[ITEM];
-  if (stored) return JSON.parse(stored);
+  if (entry === null || typeof entry !== "object") throw invalid("an entry must be an object");
+  const stored = keptItem(entry.metadata?.[ITEM]);
+  if (stored) return stored;
   if (entry.role === "assistant") {
     return { type: "message", role: "assistant", status: "completed", content: [{ type: "output_text", text: entry.content }] };
   }
   return { type: "message", role: entry.role === "tool" ? "user" : entry.role, content: entry.content };
+}
+
+/**
+ * The item kept in an entry's metadata, or undefined when there is none or
+ * it is damaged (not JSON, or not an object): the entry is then rebuilt
+ * from its role and text, so one bad stored value cannot break every later
+ * `getItems`.
+ */
+function keptItem(text) {
+  if (!text) return undefined;
+  try {
+    const item = JSON.parse(text);
+    return item !== null && typeof item === "object" && !Array.isArray(item) ? item : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The Agents SDK's `Session` on a memory: `run(agent, input, { session })`. */
@@ -60,8 +79,10 @@ export class AgentMemorySession {
    * memory's budget (what was compressed reaches the model as the summary
    * `memoryInputFilter` adds) instead of the whole session.
    */
-  constructor(memory, { sessionId = "agent-memory", window = false } = {}) {
-    this.memory = memory;
+  constructor(memory, options) {
+    const { sessionId = "agent-memory", window = false } = optionsOf(options, "AgentMemorySession");
+    if (typeof sessionId !== "string") throw invalid("AgentMemorySession's sessionId must be a string");
+    this.memory = memoryOf(memory, "AgentMemorySession");
     this.sessionId = sessionId;
     this.window = window;
   }
@@ -71,6 +92,8 @@ export class AgentMemorySession {
   }
 
   async getItems(limit) {
+    // Compared and sliced below, a Symbol or a BigInt would be a TypeError; anything else not a number, a silent guess.
+    if (limit !== undefined && typeof limit !== "number") throw invalid("getItems' limit must be a number");
     const items = (await this.entries()).map(toAgentItem);
     if (limit === undefined) return items;
     return limit > 0 ? items.slice(-limit) : [];
@@ -83,7 +106,9 @@ export class AgentMemorySession {
   }
 
   async addItems(items) {
-    for (const item of items) await this.memory.add(fromAgentItem(item));
+    // All converted before any is added: a bad item adds none of the batch.
+    const inputs = objects(items, "the items").map(fromAgentItem);
+    for (const input of inputs) await this.memory.add(input);
   }
 
   async popItem() {
@@ -110,11 +135,11 @@ function lastUserText(items) {
  * turn's input, which instructions alone do not.
  */
 export function memoryInputFilter(memory) {
-  if (typeof memory?.buildContext !== "function") {
-    throw error("INVALID_INPUT", "agent-memory/openai-agents: memoryInputFilter needs a Memory");
-  }
-  return async ({ modelData }) => {
-    const recall = lastUserText(modelData.input);
+  memoryOf(memory, "memoryInputFilter");
+  return async (args) => {
+    const modelData = args?.modelData;
+    if (modelData === null || typeof modelData !== "object") throw invalid("the input filter is called with { modelData }");
+    const recall = lastUserText(objects(modelData.input, "modelData.input"));
     const base = modelData.instructions ?? "";
     const { messages } = await memory.buildContext({ ...(base ? { system: base } : {}), ...(recall ? { recall } : {}) });
     const instructions = messages[0]?.role === "system" ? messages[0].content : base;

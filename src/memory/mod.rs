@@ -54,6 +54,7 @@ use crate::longterm::records::{ExportDocument, ImportReport, Remembered};
 use crate::longterm::{LongTermMemory, LongTermOptions, LongTermStats};
 use crate::ports::{Cipher, Clock, Embedder, Llm, Lock, NamedLock, Spawn};
 use crate::redact::{Patterns, Place, RedactOptions, RedactionStats, Redactor};
+use crate::retrieval::block::fence_hook_text;
 use crate::retrieval::{Hit, SearchOptions};
 use crate::store::sealed::SealedExport;
 use crate::store::{DamageHook, DamageLog, Damaged, EncryptionStats, SealedStore, Store};
@@ -625,7 +626,10 @@ impl Memory {
             None
         } else {
             Some(match &self.inner.long_term {
-                Some(hook) => self.hook_block(hook.as_ref(), query, budget).await,
+                Some(hook) => self
+                    .hook_block(hook.as_ref(), query, budget)
+                    .await
+                    .map(|b| fence_hook_text(tokenizer.as_ref(), &b.text, budget)),
                 None => match self.query_vector(query).await {
                     Ok(vector) => self
                         .read(|r| {
