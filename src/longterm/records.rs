@@ -1905,7 +1905,7 @@ mod tests {
         else {
             panic!()
         };
-        let new = block_on(lt.supersede(env.fact("lives in Porto since May"), &[old.id.clone()])).unwrap();
+        let new = block_on(lt.supersede(env.fact("lives in Porto since May"), std::slice::from_ref(&old.id))).unwrap();
         block_on(lt.undo(&new.id)).unwrap();
         assert_eq!(lt.history(&old.id).len(), 2);
         assert!(block_on(lt.forget(&old.id)).unwrap());
