@@ -183,6 +183,7 @@ fn export_json() -> String {
         version: 1,
         exported_at: 1,
         entries: vec![e],
+        count: Some(1),
         processed: [("abc".to_string(), 1_800_000_000_000)].into(),
     };
     serde_json::to_string(&doc).unwrap()

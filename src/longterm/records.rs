@@ -24,7 +24,7 @@
 //! ([`crate::longterm::snapshot`]), which opening reads instead of every
 //! record.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
@@ -149,6 +149,11 @@ pub struct ExportDocument {
     pub exported_at: i64,
     /// Every memory, superseded ones included (their history).
     pub entries: Vec<MemoryEntry>,
+    /// How many entries the document was written with: a document that lost
+    /// some (cut by hand, a truncated copy) is refused, not half imported.
+    /// Absent in documents of earlier releases.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<u32>,
     /// Processed-message hashes with their expiry.
     #[serde(default)]
     pub processed: BTreeMap<String, i64>,
@@ -161,6 +166,9 @@ pub struct ImportReport {
     pub added: u32,
     pub updated: u32,
     pub unchanged: u32,
+    /// Current memories not added because a current memory of their scope
+    /// already says the same (under another id), as `remember` decides.
+    pub duplicates: u32,
 }
 
 /// UTC calendar day of a timestamp, `YYYY-MM-DD`.
@@ -1473,6 +1481,7 @@ impl Records {
             format: "agent-memory".into(),
             version: EXPORT_VERSION,
             exported_at: self.clock.now_ms(),
+            count: Some(entries.len() as u32),
             entries,
             processed,
         }
@@ -1487,6 +1496,12 @@ impl Records {
                 doc.format, doc.version
             )));
         }
+        if let Some(count) = doc.count.filter(|&c| c as usize != doc.entries.len()) {
+            return Err(Error::invalid(format!(
+                "the document holds {} of the {count} memories it was written with: it was cut short (drop `count` to import an edited one)",
+                doc.entries.len()
+            )));
+        }
         for e in &doc.entries {
             Self::check_scope(e)
                 .map_err(|err| Error::invalid(format!("memory {:?}: {}", e.id, err.message)))?;
@@ -1494,6 +1509,24 @@ impl Records {
         self.refresh().await?;
         let mut report = ImportReport::default();
         let mut changed = Vec::new();
+        // A current memory under an id not held yet is deduplicated as
+        // `remember` would: the same fact exported from another namespace
+        // is not stored twice. (History comes as it was, by id.)
+        let fresh: Vec<MemoryEntry> = doc
+            .entries
+            .iter()
+            .filter(|e| e.is_valid() && !self.entries.contains_key(&e.id))
+            .cloned()
+            .collect();
+        let dedup = self.dedup;
+        let duplicates: BTreeSet<String> = self
+            .plan(&fresh, &dedup)
+            .outcomes
+            .iter()
+            .zip(&fresh)
+            .filter(|(o, _)| matches!(o, Some(Remembered::Duplicate { .. })))
+            .map(|(_, e)| e.id.clone())
+            .collect();
         for e in doc.entries {
             match self.entries.get(&e.id) {
                 Some(old) if *old == e => report.unchanged += 1,
@@ -1501,6 +1534,7 @@ impl Records {
                     report.updated += 1;
                     changed.push(e);
                 }
+                None if duplicates.contains(&e.id) => report.duplicates += 1,
                 None => {
                     report.added += 1;
                     changed.push(e);
@@ -1743,6 +1777,7 @@ mod tests {
         let mut changed = lt.export();
         changed.entries.retain(|e| e.id == chess);
         changed.entries[0].content = "Has a dog named Rex".into();
+        changed.count = None; // a document edited on purpose
         assert!(block_on(lt.forget(&chess)).unwrap());
         block_on(lt.import(changed)).unwrap();
         assert_eq!(duplicate_of(block_on(lt.remember(env.fact("has a dog named Rex"))).unwrap()), chess);
@@ -1905,7 +1940,8 @@ mod tests {
         else {
             panic!()
         };
-        let new = block_on(lt.supersede(env.fact("lives in Porto since May"), std::slice::from_ref(&old.id))).unwrap();
+        let new = block_on(lt.supersede(env.fact("lives in Porto since May"), std::slice::from_ref(&old.id)))
+            .unwrap();
         block_on(lt.undo(&new.id)).unwrap();
         assert_eq!(lt.history(&old.id).len(), 2);
         assert!(block_on(lt.forget(&old.id)).unwrap());
@@ -1966,16 +2002,36 @@ mod tests {
         block_on(lt.purge()).unwrap();
         let doc: ExportDocument = serde_json::from_str(&json).unwrap();
         let r = block_on(lt.import(doc.clone())).unwrap();
-        assert_eq!(r, ImportReport { added: 2, updated: 0, unchanged: 0 });
+        assert_eq!(r, ImportReport { added: 2, updated: 0, unchanged: 0, duplicates: 0 });
         assert_eq!(
             block_on(lt.import(doc.clone())).unwrap(),
-            ImportReport { added: 0, updated: 0, unchanged: 2 }
+            ImportReport { added: 0, updated: 0, unchanged: 2, duplicates: 0 }
         );
         assert_eq!(lt.export().entries, doc.entries);
         assert!(lt.is_processed("h"));
         let mut bad = doc;
         bad.version = 99;
         assert!(block_on(lt.import(bad)).is_err());
+    }
+
+    #[test]
+    fn an_import_dedups_like_remember_and_refuses_a_document_cut_short() {
+        let env = Env::new();
+        let mut lt = env.open();
+        block_on(lt.remember(env.fact("Has a golden retriever called Biscuit"))).unwrap();
+        let elsewhere = Env::new();
+        let mut other = elsewhere.open();
+        for fact in ["Has a golden retriever called Biscuit", "Plays the cello on Sundays"] {
+            block_on(other.remember(elsewhere.fact(fact))).unwrap();
+        }
+        let doc = other.export();
+        let r = block_on(lt.import(doc.clone())).unwrap();
+        assert_eq!(r, ImportReport { added: 1, updated: 0, unchanged: 0, duplicates: 1 });
+        assert_eq!(lt.valid().len(), 2);
+        let mut cut = doc;
+        cut.entries.pop();
+        let e = block_on(lt.import(cut)).unwrap_err();
+        assert!(e.code == ErrorCode::InvalidInput && e.message.contains("1 of the 2"), "{e:?}");
     }
 
     #[test]

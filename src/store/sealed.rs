@@ -258,12 +258,18 @@ impl SealedStore {
             return Err(Error::invalid("a sealed export needs `encryption`"));
         };
         let sealed = seal_with(keys, 0, EXPORT_AAD.to_vec(), json).await?;
-        Ok(SealedExport { format: SEALED_EXPORT_FORMAT.into(), version: 1, sealed })
+        Ok(SealedExport { format: SEALED_EXPORT_FORMAT.into(), version: SEALED_EXPORT_VERSION, sealed })
     }
 
     /// The document of a sealed export: `DECRYPTION` without its key, or
     /// when it was altered.
     pub async fn open_export(&self, export: &SealedExport) -> Result<String> {
+        if export.format != SEALED_EXPORT_FORMAT || export.version != SEALED_EXPORT_VERSION {
+            return Err(Error::invalid(format!(
+                "not an agent-memory sealed export of version {SEALED_EXPORT_VERSION} (format {:?}, version {})",
+                export.format, export.version
+            )));
+        }
         let Some(keys) = &self.keys else {
             return Err(decryption("a sealed export needs `encryption` with its key"));
         };
@@ -466,6 +472,8 @@ const EXPORT_AAD: &[u8] = b"agent-memory export";
 
 /// `format` of a sealed export.
 pub const SEALED_EXPORT_FORMAT: &str = "agent-memory-sealed";
+/// `version` of a sealed export's envelope.
+const SEALED_EXPORT_VERSION: u32 = 1;
 
 /// An export document sealed as one value.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -910,6 +918,15 @@ mod tests {
         assert_eq!(block_on(store.get("a")).unwrap().as_deref(), Some("one"));
         assert!(damage.list().iter().any(|d| d.key == moved_key(&id)));
         logged(&raw, &damage);
+    }
+
+    #[test]
+    fn a_sealed_export_of_another_envelope_version_is_refused() {
+        let store = sealed(&Rc::new(MemoryStore::new()), &[1], false).unwrap();
+        let export = block_on(store.seal_export("{}")).unwrap();
+        assert_eq!(block_on(store.open_export(&export)).unwrap(), "{}");
+        let later = SealedExport { version: 2, ..export };
+        assert_eq!(block_on(store.open_export(&later)).unwrap_err().code, ErrorCode::InvalidInput);
     }
 
     #[test]

@@ -524,10 +524,13 @@ export interface ExportDocument {
   version: 1;
   exportedAt: number;
   entries: MemoryEntry[];
+  /** How many entries it was written with: an import refuses a document that lost some. */
+  count?: number;
   processed: Record<string, number>;
 }
 
-export interface ImportReport { added: number; updated: number; unchanged: number; }
+/** `duplicates`: current memories not added because one of their scope already says the same. */
+export interface ImportReport { added: number; updated: number; unchanged: number; duplicates: number; }
 
 export interface MemoryStats {
   total: number;
