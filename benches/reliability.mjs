@@ -16,9 +16,11 @@
 // 100) of 30 turns with compression and session end while half the model
 // requests fail in one of nine ways, then recovery on a restarted instance.
 // Then the bad-input matrix (scripts/bad-inputs.mjs) BAD_REPEATS times
-// (default 10), and the fuzz targets (scripts/fuzz.mjs), FUZZ_CASES cases
-// each (default 100,000). STAGES (default
-// "crash,tabs,instances,storm,bad,fuzz") runs a part.
+// (default 10), the adversarial pass (scripts/attacks.mjs: one row per class
+// of attack, each refusal repeated ATTACK_REPEATS times, default 100,000),
+// and the fuzz targets (scripts/fuzz.mjs), FUZZ_CASES cases each (default
+// 100,000). STAGES (default "crash,tabs,instances,storm,bad,attacks,fuzz")
+// runs a part.
 // Last line: one JSON object of the stages run.
 import { execFileSync } from "node:child_process";
 import { crashTrials } from "../scripts/crash-trial.mjs";
@@ -27,6 +29,7 @@ import { faultStorm } from "../scripts/fault-storm.mjs";
 import { manyInstances } from "../scripts/many-instances.mjs";
 import { fuzz } from "../scripts/fuzz.mjs";
 import { badInputMatrix } from "../scripts/bad-inputs.mjs";
+import { attackPass } from "../scripts/attacks.mjs";
 import { machine } from "./stats.mjs";
 
 const TRIALS = Number(process.env.TRIALS ?? 200);
@@ -37,7 +40,8 @@ const INSTANCE_ROUNDS = Number(process.env.INSTANCE_ROUNDS ?? 100);
 const SETS = Number(process.env.SETS ?? 4);
 const FUZZ_CASES = Number(process.env.FUZZ_CASES ?? 100_000);
 const BAD_REPEATS = Number(process.env.BAD_REPEATS ?? 10);
-const STAGES = new Set((process.env.STAGES ?? "crash,tabs,instances,storm,bad,fuzz").split(","));
+const ATTACK_REPEATS = Number(process.env.ATTACK_REPEATS ?? 100_000);
+const STAGES = new Set((process.env.STAGES ?? "crash,tabs,instances,storm,bad,attacks,fuzz").split(","));
 const started = performance.now();
 const sets = [];
 for (let s = 1; STAGES.has("crash") && s <= SETS; s++) {
@@ -51,6 +55,7 @@ const instances = STAGES.has("instances") ? await manyInstances({ instances: TAB
 const storms = STAGES.has("storm") ? await faultStorm({ rounds: STORMS, faultRate: 0.5, seed: 1 }) : null;
 const bad = [];
 for (let i = 0; STAGES.has("bad") && i < BAD_REPEATS; i++) bad.push(await badInputMatrix());
+const attacks = STAGES.has("attacks") ? await attackPass({ repeats: ATTACK_REPEATS }) : null;
 const fuzzed = STAGES.has("fuzz") ? fuzz({ cases: FUZZ_CASES }) : null;
 const sum = (f) => sets.reduce((n, s) => n + f(s), 0);
 const chromium = execFileSync(process.env.CHROMIUM ?? "/usr/bin/chromium", ["--version"], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
@@ -107,6 +112,17 @@ if (bad.length) {
     "untyped, unlisted or breaking": problems.length }]);
   for (const p of problems.slice(0, 20)) console.log(`bad input: ${p}`);
   Object.assign(figures, { bad_inputs: calls, bad_input_crashes: problems.length });
+}
+if (attacks) {
+  console.table(attacks.rows.map(({ failures, ...row }) => row));
+  for (const r of attacks.rows) for (const f of r.failures) console.log(`attack ${r.class}: ${f}`);
+  for (const c of attacks.crashes) console.log(`attack crash: ${c}`);
+  console.log(`refusals repeated: ${attacks.refusals.calls} calls, ${attacks.refusals.untyped} untyped, instance healthy: ${attacks.refusals.healthy}`);
+  Object.assign(figures, attacks.figures, {
+    lost: (figures.crash_lost ?? 0) + (figures.tab_lost ?? 0) + (figures.instance_lost ?? 0) + (figures.llm_lost ?? 0) + attacks.figures.attack_lost,
+    crashes: (figures.bad_input_crashes ?? 0) + attacks.figures.attack_crashes,
+    untyped: attacks.figures.attack_untyped,
+  });
 }
 if (fuzzed) {
   console.table(fuzzed.map((t) => ({ target: t.target, "property tests": t.tests.length, executions: t.executions,
