@@ -184,6 +184,28 @@ test("an upgrade blocked by another tab's open connection is a BLOCKED error, no
   await page.close();
 });
 
+test("a model or adapter rejecting with undefined, null or a thenable is a typed error in Chromium, and the Memory goes on", async () => {
+  const ns = `reject-${Date.now()}`;
+  const page = await harness(`other-${ns}`, "s");
+  const r = await page.evaluate(async (ns) => {
+    const out = [];
+    const ways = [() => Promise.reject(), () => Promise.reject(null), () => ({ then: (_ok, no) => no(undefined) }), () => { throw undefined; }];
+    for (const fail of ways) {
+      const m = await window.am.Memory.open({ namespace: ns, sessionId: "s", store: "indexeddb", llm: { complete: fail, maxRetries: 0 }, autoCompress: false, maxTokens: 100 });
+      for (let i = 0; i < 12; i++) await m.add({ content: `message number ${i} with a few words` });
+      const settled = await Promise.race([m.compress().then(() => "resolved", (e) => e.code), new Promise((ok) => setTimeout(() => ok("hung"), 10_000))]);
+      await m.add({ content: "after" });
+      const store = { get: fail, put: fail, delete: fail, list: fail };
+      const opened = await window.am.Memory.open({ namespace: ns, sessionId: "s", store }).then(() => "opened", (e) => e.code);
+      out.push([settled, opened]);
+      m.free();
+    }
+    return out;
+  }, ns);
+  for (const pair of r) assert.deepEqual(pair, ["LLM", "STORAGE"]);
+  await page.close();
+});
+
 test("export, purge and import on IndexedDB give back the same state", async () => {
   const r = await runPage(browser, `${base}tests/browser/export.html?ns=export-${Date.now()}`, "__result");
   assert.equal(r.error, undefined, r.error);
