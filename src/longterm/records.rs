@@ -1599,6 +1599,37 @@ mod tests {
     }
 
     #[test]
+    fn two_dated_events_are_two_memories_and_a_new_value_of_a_state_replaces_the_old() {
+        let env = Env::new();
+        let mut lt = env.open();
+        for text in [
+            "Went hiking with Sam on 3 May 2023",
+            "Went hiking with Sam on 10 May 2023",
+            "Attended an LGBTQ support group on 7 May 2023",
+            "Attended an LGBTQ support group on 20 July 2023",
+        ] {
+            let r = block_on(lt.remember(env.fact(text))).unwrap();
+            assert!(matches!(r, Remembered::Stored { .. }), "{text}: {r:?}");
+        }
+        let again = block_on(lt.remember(env.fact("Went hiking with Sam on 10 May 2023"))).unwrap();
+        assert!(matches!(again, Remembered::Duplicate { .. }), "the same event twice is one: {again:?}");
+        for (old, new) in [
+            ("Lives in Lisbon", "Lives in Porto"),
+            ("Works as a nurse at St. Mary's", "Works as a doctor at St. Mary's"),
+        ] {
+            block_on(lt.remember(env.fact(old))).unwrap();
+            let r = block_on(lt.remember(env.fact(new))).unwrap();
+            assert!(matches!(r, Remembered::Superseded { .. }), "{new}: {r:?}");
+        }
+        let valid: Vec<&str> = lt.valid().iter().map(|e| e.content.as_str()).collect();
+        assert_eq!(valid.len(), 6, "{valid:?}");
+        assert!(
+            !valid.contains(&"Lives in Lisbon") && !valid.iter().any(|v| v.contains("nurse")),
+            "{valid:?}"
+        );
+    }
+
+    #[test]
     fn a_changed_number_date_name_or_polarity_is_an_update_never_a_duplicate() {
         let cases = [
             ("Has 2 kids", "Has 3 kids", Change::Number),

@@ -507,7 +507,7 @@ export type Similarity =
 export type Remembered =
   | { outcome: "stored"; entry: MemoryEntry }
   /** `change`: what differs from the superseded memory (absent: the new one is a fuller version). */
-  | { outcome: "superseded"; entry: MemoryEntry; superseded: string[]; change?: "number" | "date" | "name" | "polarity" }
+  | { outcome: "superseded"; entry: MemoryEntry; superseded: string[]; change?: "number" | "date" | "name" | "polarity" | "value" }
   | { outcome: "duplicate"; existing: MemoryEntry; similarity: Similarity };
 
 export interface DedupOptions {

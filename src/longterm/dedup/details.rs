@@ -16,6 +16,14 @@
 //! - polarity: negation words (`not`, `never`, `n't`, `不`, `没`, ...),
 //!   by parity, so "never without" reads as positive.
 //!
+//! - the occasion: the calendar date an event names ("on 3 May 2023",
+//!   "2023-05-03"): two events on different dates are two memories however
+//!   alike their words, never an update of one another;
+//! - the state: a single-valued fact in one clause, its subject, predicate
+//!   and value ("Lives in Lisbon", "User works as a nurse", "My dog is
+//!   called Pixel"): a new value for the same subject and predicate is an
+//!   update however different the words ("Lives in Porto").
+//!
 //! Cost: one pass over each text, done once per memory (in its fingerprint).
 
 use std::collections::BTreeSet;
@@ -31,6 +39,123 @@ pub enum Change {
     Name,
     /// One says the opposite of the other.
     Polarity,
+    /// A new value of the same single-valued state (where the user lives,
+    /// what they work as).
+    Value,
+}
+
+/// Predicates that hold one value at a time, as words, with the predicate
+/// they stand for.
+const STATE_PREDICATES: &[(&[&str], &str)] = &[
+    (&["lives", "in"], "lives in"),
+    (&["live", "in"], "lives in"),
+    (&["living", "in"], "lives in"),
+    (&["resides", "in"], "lives in"),
+    (&["moved", "to"], "lives in"),
+    (&["works", "as"], "works as"),
+    (&["work", "as"], "works as"),
+    (&["working", "as"], "works as"),
+    (&["works", "at"], "works at"),
+    (&["work", "at"], "works at"),
+    (&["working", "at"], "works at"),
+    (&["works", "for"], "works at"),
+    (&["name", "is"], "name is"),
+    (&["is", "called"], "name is"),
+    (&["is", "named"], "name is"),
+    (&["married", "to"], "married to"),
+];
+
+/// Subjects that all mean the user (memories are told by or about them).
+const THE_USER: &[&str] = &["", "user", "the user", "i", "my", "i am", "i'm"];
+
+/// Words that join a second clause: a text with one holds more than a state.
+const CONJUNCTIONS: &[&str] = &["and", "but", "while", "also", "although", "because"];
+
+/// A single-valued state a text sets.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct State {
+    /// Lowercased, the user's own subjects as "".
+    pub subject: String,
+    pub predicate: &'static str,
+    pub value: String,
+}
+
+/// The state `words` (lowercased, in order) set, if they are one clause of
+/// a subject, a single-valued predicate and a short value.
+fn state_of(words: &[String], text: &str) -> Option<State> {
+    if text.contains([',', ';']) || words.iter().any(|w| CONJUNCTIONS.contains(&w.as_str())) {
+        return None;
+    }
+    let (at, len, predicate) = (0..words.len()).find_map(|i| {
+        STATE_PREDICATES.iter().find_map(|(p, canonical)| {
+            let fits =
+                words.len() >= i + p.len() && words[i..i + p.len()].iter().zip(*p).all(|(w, x)| w == x);
+            fits.then_some((i, p.len(), *canonical))
+        })
+    })?;
+    let mut subject: Vec<&str> = words[..at].iter().map(String::as_str).collect();
+    while subject.last().is_some_and(|w| AUXILIARIES.contains(w)) {
+        subject.pop();
+    }
+    if subject.iter().any(|w| NEGATIONS.contains(w) || w.ends_with("n't")) {
+        return None;
+    }
+    let owner = subject.last().map(|w| w.strip_suffix("'s").unwrap_or(w).to_string());
+    let mut subject: Vec<String> = subject.iter().map(|w| w.to_string()).collect();
+    if let (Some(last), Some(owner)) = (subject.last_mut(), owner) {
+        *last = owner;
+    }
+    let mut subject = subject.join(" ");
+    if THE_USER.contains(&subject.as_str()) {
+        subject.clear();
+    } else if words[at] == "moved" {
+        // Only a person moves house ("the meeting moved to Monday").
+        return None;
+    }
+    let value = &words[at + len..];
+    if value.is_empty() || value.len() > 8 {
+        return None;
+    }
+    Some(State { subject, predicate, value: value.join(" ") })
+}
+
+/// The calendar date `words` name: a month with a day or a year beside it
+/// ("3 may 2023", "july 20"), or an ISO date in `text`.
+fn occasion_of(words: &[String], text: &str) -> Option<String> {
+    let is_month = |w: &str| MONTHS.contains(&w);
+    let is_day_or_year = |w: &str| {
+        let digits = w.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+        digits.parse::<u32>().is_ok_and(|n| (1..=31).contains(&n) || (1900..=2100).contains(&n))
+    };
+    for (i, w) in words.iter().enumerate() {
+        if !is_month(w) {
+            continue;
+        }
+        let before = i.checked_sub(1).map(|j| words[j].as_str()).filter(|w| is_day_or_year(w));
+        let after: Vec<&str> =
+            words[i + 1..].iter().take(2).map(String::as_str).take_while(|w| is_day_or_year(w)).collect();
+        if before.is_some() || !after.is_empty() {
+            let mut parts: Vec<&str> = before.into_iter().collect();
+            parts.push(w);
+            parts.extend(after);
+            return Some(parts.join(" "));
+        }
+    }
+    let bytes = text.as_bytes();
+    (0..bytes.len().saturating_sub(9)).find_map(|i| {
+        let d = |k: usize| bytes[i + k].is_ascii_digit();
+        let iso = d(0)
+            && d(1)
+            && d(2)
+            && d(3)
+            && bytes[i + 4] == b'-'
+            && d(5)
+            && d(6)
+            && bytes[i + 7] == b'-'
+            && d(8)
+            && d(9);
+        iso.then(|| text[i..i + 10].to_string())
+    })
 }
 
 const NUMBER_WORDS: &[&str] = &[
@@ -93,6 +218,20 @@ const DATE_WORDS: &[&str] = &[
     "fri",
     "sat",
     "sun",
+    "today",
+    "tomorrow",
+    "yesterday",
+    "weekend",
+    "morning",
+    "evening",
+    "tonight",
+    "noon",
+    "midnight",
+];
+
+/// Month names and their abbreviations: date words, and what an occasion
+/// is read around.
+const MONTHS: &[&str] = &[
     "january",
     "february",
     "march",
@@ -117,15 +256,6 @@ const DATE_WORDS: &[&str] = &[
     "oct",
     "nov",
     "dec",
-    "today",
-    "tomorrow",
-    "yesterday",
-    "weekend",
-    "morning",
-    "evening",
-    "tonight",
-    "noon",
-    "midnight",
 ];
 
 const NEGATIONS: &[&str] =
@@ -156,6 +286,10 @@ pub struct Details {
     /// The words with negations and auxiliaries dropped, crudely stemmed:
     /// what the text says apart from its polarity.
     core: Vec<String>,
+    /// The date of the event the text tells, if it names one.
+    occasion: Option<String>,
+    /// The single-valued state the text sets, if it is one.
+    state: Option<State>,
 }
 
 fn stem(word: &str) -> &str {
@@ -173,6 +307,7 @@ impl Details {
         let (mut negations, mut cjk_negations) = (0u32, 0u32);
         let mut digits = String::new();
         let mut numerals = String::new();
+        let mut ordered: Vec<String> = Vec::new();
         let flush = |run: &mut String, out: &mut Vec<String>| {
             if !run.is_empty() {
                 out.push(std::mem::take(run));
@@ -212,7 +347,7 @@ impl Details {
             if NUMBER_WORDS.contains(&lower.as_str()) {
                 d.numbers.push(lower.clone());
             }
-            if DATE_WORDS.contains(&lower.as_str()) {
+            if DATE_WORDS.contains(&lower.as_str()) || MONTHS.contains(&lower.as_str()) {
                 d.dates.insert(lower.clone());
             }
             let negation = NEGATIONS.contains(&lower.as_str()) || lower.ends_with("n't");
@@ -226,8 +361,11 @@ impl Details {
             if !negation && !AUXILIARIES.contains(&lower.as_str()) {
                 d.core.push(stem(&lower).to_string());
             }
+            ordered.push(lower.clone());
             d.words.insert(lower);
         }
+        d.occasion = occasion_of(&ordered, text);
+        d.state = state_of(&ordered, text);
         // Polarity of CJK text: its negation characters, out of the core too.
         if cjk_negations > 0 {
             let cjk_core: String = text.chars().filter(|c| !CJK_NEGATIONS.contains(c)).collect();
@@ -264,6 +402,16 @@ impl Details {
     /// polarity (what [`Details::contradicts`] compares).
     pub fn polarity(&self) -> (bool, &[String]) {
         (self.negative, &self.core)
+    }
+
+    /// The event's date, when the text tells one.
+    pub fn occasion(&self) -> Option<&str> {
+        self.occasion.as_deref()
+    }
+
+    /// The single-valued state the text sets, when it is one.
+    pub fn state(&self) -> Option<&State> {
+        self.state.as_ref()
     }
 
     /// True when the two say the same thing with opposite polarity
@@ -304,6 +452,31 @@ mod tests {
             None
         );
         assert_eq!(change("Is never without coffee", "Is with coffee"), None, "two negations cancel");
+    }
+
+    #[test]
+    fn occasions_and_states_are_read() {
+        let d = Details::new("Went hiking with Sam on 3 May 2023");
+        assert_eq!(d.occasion(), Some("3 may 2023"));
+        assert_eq!(Details::new("Attended a support group on July 20").occasion(), Some("july 20"));
+        assert_eq!(Details::new("Flew to Oslo, 2023-05-03").occasion(), Some("2023-05-03"));
+        assert_eq!(Details::new("I may go hiking").occasion(), None, "a modal verb is no month");
+        assert_eq!(Details::new("Meeting moved to Tuesday 10:00").occasion(), None);
+        let state =
+            |t: &str| Details::new(t).state().map(|s| (s.subject.clone(), s.predicate, s.value.clone()));
+        assert_eq!(state("Lives in Lisbon"), Some(("".into(), "lives in", "lisbon".into())));
+        assert_eq!(state("User lives in Porto"), Some(("".into(), "lives in", "porto".into())));
+        assert_eq!(state("I moved to Berlin"), Some(("".into(), "lives in", "berlin".into())));
+        assert_eq!(state("User's name is Ada"), Some(("".into(), "name is", "ada".into())));
+        assert_eq!(state("My dog is called Pixel"), Some(("my dog".into(), "name is", "pixel".into())));
+        assert_eq!(
+            state("Works as a nurse at St. Mary's"),
+            Some(("".into(), "works as", "a nurse at st mary's".into()))
+        );
+        assert_eq!(state("Lives in Berlin and works as a nurse"), None, "two clauses");
+        assert_eq!(state("Does not live in Lisbon"), None);
+        assert_eq!(state("Meeting moved to Tuesday 10:00"), None);
+        assert_eq!(state("Likes tea"), None);
     }
 
     #[test]

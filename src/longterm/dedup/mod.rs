@@ -225,6 +225,20 @@ pub enum Relation {
 /// [`similarity_of`], then the details ([`Details`]) that make a similar
 /// text a different fact.
 pub fn relation_of(new: &Fingerprint, existing: &Fingerprint, opts: &DedupOptions) -> Relation {
+    let (d, old) = (&new.details, &existing.details);
+    // Two events on different dates both happened, however alike.
+    if let (Some(a), Some(b)) = (d.occasion(), old.occasion()) {
+        if a != b {
+            return Relation::Unrelated;
+        }
+    }
+    // A new value of one single-valued state replaces the old one, however
+    // different the words ("Lives in Porto" after "Lives in Lisbon").
+    if let (Some(a), Some(b)) = (d.state(), old.state()) {
+        if a.subject == b.subject && a.predicate == b.predicate && a.value != b.value {
+            return Relation::Changed(d.change_from(old).unwrap_or(Change::Value));
+        }
+    }
     let change = || new.details.change_from(&existing.details);
     match similarity_of(new, existing, opts) {
         Some(Similarity::Exact) => Relation::Duplicate(Similarity::Exact),

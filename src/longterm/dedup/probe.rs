@@ -6,7 +6,8 @@
 //! them for each pair costs cache misses before any bound is computed. A
 //! [`Probe`] packs what the bounds need (lengths, counts, the bigram bloom,
 //! the character histogram, the polarity, hashes of the normalized text,
-//! of the polarity-free core and of the scope) into 144 bytes kept in one
+//! of the polarity-free core, of a state's subject and predicate and of the
+//! scope) into 160 bytes kept in one
 //! array: [`may_relate`] rules a pair out
 //! from those alone, and only the pairs it keeps are compared in full. It
 //! never rules out a pair [`relation_of`] would relate, so the answers are
@@ -26,6 +27,8 @@ pub struct Probe {
     scope: u64,
     /// A hash of the text's polarity-free core, `None` when it has none.
     core: Option<u64>,
+    /// A hash of the subject and predicate of the state it sets, if any.
+    state: Option<u64>,
     /// A hash of the normalized text: equal texts hash alike.
     normalized: u64,
     normalized_len: u32,
@@ -49,6 +52,7 @@ impl Probe {
             histogram: fp.histogram,
             scope: hash_of(scope),
             core: (!core.is_empty()).then(|| hash_of(core)),
+            state: fp.details.state().map(|s| hash_of((&s.subject, s.predicate))),
             normalized: hash_of(&fp.normalized),
             normalized_len: fp.normalized.len() as u32,
             chars: fp.chars as u32,
@@ -74,6 +78,10 @@ pub fn may_relate(new: &Probe, old: &Probe, opts: &DedupOptions) -> bool {
     }
     // Opposite polarity of the same core: a contradiction at any similarity.
     if new.negative != old.negative && new.core.is_some() && new.core == old.core {
+        return true;
+    }
+    // One state's subject and predicate: a new value at any similarity.
+    if new.state.is_some() && new.state == old.state {
         return true;
     }
     if new.normalized_len == 0 || old.normalized_len == 0 {
