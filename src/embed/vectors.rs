@@ -1,5 +1,5 @@
-//! Stored vectors: one record per embedded document, `vec/<id>`, with the
-//! model that made it. The floats travel as base64 of their little-endian
+//! Stored vectors: one record per embedded document (`vec/<id>`, see
+//! `store::layout`), with the model that made it. The floats travel as base64 of their little-endian
 //! bytes: a 384-dimension vector is 2 KB of text, where a JSON number array
 //! would be 3 to 4 times that and slower to parse.
 
@@ -7,17 +7,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::base64::{base64, unbase64};
 use crate::error::{Error, Result};
-
-pub const PREFIX: &str = "vec/";
-
-pub fn key(id: &str) -> String {
-    format!("{PREFIX}{id}")
-}
-
-/// The document id of a vector record's key.
-pub fn id_of(key: &str) -> Option<&str> {
-    key.strip_prefix(PREFIX)
-}
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 struct Record {
@@ -64,6 +53,5 @@ mod tests {
         assert!(decode(&good.replace("\"dim\":2", "\"dim\":3")).is_err());
         assert!(decode("{\"model\":\"m\",\"dim\":1,\"data\":\"@@@@\"}").is_err());
         assert!(decode("not json").is_err());
-        assert_eq!(id_of(&key("abc")), Some("abc"));
     }
 }

@@ -139,7 +139,7 @@ pub struct ChunkStore {
 
 impl ChunkStore {
     pub fn new(store: std::rc::Rc<dyn Store>, storage_id: &str) -> ChunkStore {
-        ChunkStore { store, prefix: format!("session/{storage_id}/chunk/") }
+        ChunkStore { store, prefix: crate::store::layout::chunk_prefix(storage_id) }
     }
 
     fn key(&self, first: Seq, last: Seq) -> String {

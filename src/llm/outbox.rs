@@ -11,9 +11,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::store::layout::{outbox_key, OUTBOX_PREFIX};
 use crate::store::{damage, DamageLog, Store};
-
-const PREFIX: &str = "outbox/";
 
 /// Work owed for one session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -27,14 +26,10 @@ pub struct OutboxRecord {
     pub last_error: Option<String>,
 }
 
-pub fn key(session_id: &str) -> String {
-    format!("{PREFIX}{session_id}")
-}
-
 /// The work owed for a session. A damaged record still says work is owed:
 /// it reads as a fresh record (resuming is idempotent) and is reported.
 pub async fn get(store: &dyn Store, session_id: &str, log: &DamageLog) -> Result<Option<OutboxRecord>> {
-    let key = key(session_id);
+    let key = outbox_key(session_id);
     Ok(store.get(&key).await?.map(|json| {
         damage::parse(log, &key, &json).unwrap_or(OutboxRecord {
             session_id: session_id.to_string(),
@@ -47,15 +42,20 @@ pub async fn get(store: &dyn Store, session_id: &str, log: &DamageLog) -> Result
 
 pub async fn put(store: &dyn Store, record: &OutboxRecord) -> Result<()> {
     let json = serde_json::to_string(record).map_err(|e| Error::invalid(e.to_string()))?;
-    store.put_many(vec![(key(&record.session_id), json)]).await
+    store.put_many(vec![(outbox_key(&record.session_id), json)]).await
 }
 
 pub async fn clear(store: &dyn Store, session_id: &str) -> Result<()> {
-    store.delete_many(vec![key(session_id)]).await
+    store.delete_many(vec![outbox_key(session_id)]).await
 }
 
 /// Every session with work owed in this namespace (damaged records are
 /// skipped and reported).
 pub async fn list(store: &dyn Store, log: &DamageLog) -> Result<Vec<OutboxRecord>> {
-    Ok(store.list(PREFIX).await?.iter().filter_map(|(key, json)| damage::parse(log, key, json)).collect())
+    Ok(store
+        .list(OUTBOX_PREFIX)
+        .await?
+        .iter()
+        .filter_map(|(key, json)| damage::parse(log, key, json))
+        .collect())
 }

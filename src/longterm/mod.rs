@@ -31,6 +31,7 @@ use crate::ports::clock::Clock;
 use crate::retrieval::block::long_term_block;
 use crate::retrieval::{cut_text, Bm25Params, Hit, IndexDoc, Origin, SearchIndex, SearchOptions};
 use crate::store::damage;
+use crate::store::layout::{vector_id_of, vector_key, SESSIONS_PREFIX, VECTOR_PREFIX};
 use crate::store::{DamageLog, Store};
 use crate::tokens::Tokenizer;
 use crate::working::session::LongTermBlock;
@@ -145,7 +146,7 @@ async fn load_episodes(
     let mut sessions: std::collections::BTreeMap<String, Vec<MemoryEntry>> = Default::default();
     let mut out = rustc_hash::FxHashMap::default();
     // Keys list in position order, so each session's messages come in order.
-    for (key, json) in store.list("session/").await? {
+    for (key, json) in store.list(SESSIONS_PREFIX).await? {
         let mut parts = key.splitn(4, '/').skip(1);
         let (Some(session), Some(kind)) = (parts.next(), parts.next()) else { continue };
         match kind {
@@ -271,7 +272,7 @@ impl LongTermMemory {
             self.index.remove(id);
         }
         if !stale.is_empty() {
-            self.store.delete_many(stale.iter().map(|id| vectors::key(id)).collect()).await?;
+            self.store.delete_many(stale.iter().map(|id| vector_key(id)).collect()).await?;
         }
         for id in &changed {
             let Some(e) = self.records.get(id).filter(|e| e.is_valid()) else { continue };
@@ -486,7 +487,7 @@ impl LongTermMemory {
             self.index.remove(id);
         }
         self.unindexed.retain(|id| self.episodes.contains_key(id));
-        self.store.delete_many(gone.iter().map(|id| vectors::key(id)).collect()).await
+        self.store.delete_many(gone.iter().map(|id| vector_key(id)).collect()).await
     }
 
     /// Drops deleted messages and summaries from recall, with their
@@ -513,7 +514,7 @@ impl LongTermMemory {
             self.index.remove(&id);
             self.unindexed.push(id);
         }
-        self.store.delete_many(ids.iter().map(|id| vectors::key(id)).collect()).await
+        self.store.delete_many(ids.iter().map(|id| vector_key(id)).collect()).await
     }
 
     /// `id` and every version it replaced: what `forget(id)` deletes.
@@ -559,8 +560,8 @@ impl LongTermMemory {
         if self.vectors_of.as_deref() == Some(model) {
             return Ok(());
         }
-        for (key, json) in self.store.list(vectors::PREFIX).await? {
-            let Some(id) = vectors::id_of(&key) else { continue };
+        for (key, json) in self.store.list(VECTOR_PREFIX).await? {
+            let Some(id) = vector_id_of(&key) else { continue };
             match vectors::decode(&json) {
                 Ok((m, v)) if m == model => {
                     // A dimension that disagrees is a vector to make again.
@@ -598,7 +599,7 @@ impl LongTermMemory {
         let mut records = Vec::with_capacity(items.len());
         for (id, text, vector) in items {
             if self.index.text_of(&id) == Some(text.as_str()) && self.index.set_embedding(&id, &vector)? {
-                let key = vectors::key(&id);
+                let key = vector_key(&id);
                 self.damage.repaired(&key);
                 records.push((key, vectors::encode(model, &vector)));
             }

@@ -35,14 +35,14 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::longterm::dedup::{
     may_relate, relation_of, Change, DedupOptions, Fingerprint, Probe, Relation, Similarity,
 };
-use crate::longterm::snapshot::{self, Journal, JOURNAL_KEY, SNAPSHOT_PREFIX};
+use crate::longterm::snapshot::{self, Journal};
 use crate::longterm::{batch, lines};
 use crate::ports::clock::Clock;
+use crate::store::layout::{
+    entry_key, processed_key, ENTRY_PREFIX, GENERATION_KEY, JOURNAL_KEY, PROCESSED_PREFIX, SNAPSHOT_PREFIX,
+};
 use crate::store::{damage, DamageLog, Store};
 
-const ENTRY_PREFIX: &str = "lt/entry/";
-const PROCESSED_PREFIX: &str = "lt/processed/";
-const GENERATION_KEY: &str = "lt/meta/generation";
 /// Metadata key on a memory listing the ids it superseded.
 pub const SUPERSEDES: &str = "supersedes";
 /// Metadata key on a replacement that an undo took back.
@@ -88,10 +88,6 @@ pub enum Changes {
     All,
     /// These ids, in the order they changed (each once).
     Ids(Vec<String>),
-}
-
-fn entry_key(id: &str) -> String {
-    format!("{ENTRY_PREFIX}{id}")
 }
 
 /// Whether `e`, read under `key`, is a valid memory stored under its own id.
@@ -413,12 +409,8 @@ impl Records {
         };
         lt.reload(loaded).await?;
         let now = lt.clock.now_ms();
-        let expired: Vec<String> = lt
-            .processed
-            .iter()
-            .filter(|(_, &exp)| exp <= now)
-            .map(|(h, _)| format!("{PROCESSED_PREFIX}{h}"))
-            .collect();
+        let expired: Vec<String> =
+            lt.processed.iter().filter(|(_, &exp)| exp <= now).map(|(h, _)| processed_key(h)).collect();
         if !expired.is_empty() {
             lt.store.delete_many(expired).await?;
             lt.processed.retain(|_, exp| *exp > now);
@@ -1434,7 +1426,7 @@ impl Records {
     pub async fn mark_processed(&mut self, hashes: &[String], ttl_ms: i64) -> Result<()> {
         let exp = self.clock.now_ms() + ttl_ms;
         let mut items: Vec<(String, String)> =
-            hashes.iter().map(|h| (format!("{PROCESSED_PREFIX}{h}"), exp.to_string())).collect();
+            hashes.iter().map(|h| (processed_key(h), exp.to_string())).collect();
         // A new generation, so other instances see the marks at their next look.
         let generation = self.next_generation();
         items.push((GENERATION_KEY.to_string(), generation.to_string()));
@@ -1548,12 +1540,7 @@ impl Records {
         let fresh: Vec<(String, i64)> = doc.processed.into_iter().filter(|(_, exp)| *exp > now).collect();
         if !fresh.is_empty() {
             self.store
-                .put_many(
-                    fresh
-                        .iter()
-                        .map(|(h, exp)| (format!("{PROCESSED_PREFIX}{h}"), exp.to_string()))
-                        .collect(),
-                )
+                .put_many(fresh.iter().map(|(h, exp)| (processed_key(h), exp.to_string())).collect())
                 .await?;
             self.processed.extend(fresh);
         }

@@ -26,11 +26,10 @@
 //!   forgotten or redacted text outlives its record in a snapshot.
 
 use crate::longterm::lines;
+use crate::store::layout::{snapshot_key, SNAPSHOT_PREFIX};
 use crate::store::Store;
 
 /// Where snapshots' chunks are kept.
-pub const SNAPSHOT_PREFIX: &str = "lt/snap/";
-pub const JOURNAL_KEY: &str = "lt/meta/journal";
 /// Namespaces with fewer memories are read record by record: a snapshot
 /// would double their storage and save nothing measurable.
 pub const MIN_MEMORIES: usize = 256;
@@ -84,13 +83,9 @@ impl Journal {
     }
 }
 
-fn chunk_key(n: usize) -> String {
-    format!("{SNAPSHOT_PREFIX}{n:06}")
-}
-
 /// The keys of chunks `from..to`: an older snapshot's beyond a new one's.
 pub fn chunk_keys(from: usize, to: usize) -> Vec<String> {
-    (from..to).map(chunk_key).collect()
+    (from..to).map(snapshot_key).collect()
 }
 
 /// The chunks of a snapshot of `records` (their JSON, and the lines saying
@@ -101,7 +96,7 @@ pub fn chunks<S: AsRef<str>>(
     records: impl IntoIterator<Item = S>,
 ) -> Option<Vec<(String, String)>> {
     let values = lines::pack(generation, records)?;
-    Some(values.into_iter().enumerate().map(|(n, (chunk, _))| (chunk_key(n), chunk)).collect())
+    Some(values.into_iter().enumerate().map(|(n, (chunk, _))| (snapshot_key(n), chunk)).collect())
 }
 
 /// The chunks of `journal`'s snapshot in order, or `None` unless every one
@@ -466,7 +461,7 @@ mod tests {
         let chunks = chunks("7", records.iter().map(String::as_str)).unwrap();
         assert!(chunks.len() > 1);
         for (n, (key, chunk)) in chunks.iter().enumerate() {
-            assert_eq!(key, &chunk_key(n));
+            assert_eq!(key, &snapshot_key(n));
             assert!(chunk.len() <= lines::VALUE_BYTES);
             assert!(chunk.starts_with("7\n"));
         }

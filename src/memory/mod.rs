@@ -693,12 +693,12 @@ impl Memory {
         };
         let _held = self.inner.lock.acquire().await?;
         let mut keys: Vec<String> = store
-            .list(&crate::working::session::session_prefix(target))
+            .list(&crate::store::layout::session_prefix(target))
             .await?
             .into_iter()
             .map(|(k, _)| k)
             .collect();
-        keys.push(outbox::key(target));
+        keys.push(crate::store::layout::outbox_key(target));
         let n = keys.len() as u32 - 1;
         store.delete_many(keys).await?;
         self.inner.longterm.lock().await.forget_session(target).await?;
@@ -727,7 +727,7 @@ impl Memory {
             let mut s = self.inner.session.lock().await;
             (s.clear().await?, s.storage_id().to_string())
         };
-        self.inner.sealed.delete_many(vec![outbox::key(&storage_id)]).await?;
+        self.inner.sealed.delete_many(vec![crate::store::layout::outbox_key(&storage_id)]).await?;
         self.inner.longterm.lock().await.forget_turns(&deleted).await?;
         Ok(deleted.iter().filter(|e| e.kind != crate::entry::Kind::Summary).count() as u32)
     }

@@ -794,7 +794,7 @@ fn an_embedder_finds_what_shares_no_word_and_its_vectors_persist_per_model() {
     assert_eq!(
         {
             let store = w.store.clone();
-            w.run(async move { store.list(crate::embed::vectors::PREFIX).await })
+            w.run(async move { store.list(crate::store::layout::VECTOR_PREFIX).await })
         }
         .unwrap()
         .len(),
@@ -828,7 +828,7 @@ fn an_embedder_finds_what_shares_no_word_and_its_vectors_persist_per_model() {
     assert_eq!(v2.texts.borrow().len(), 3, "re-embedded under the new model");
     let stored = {
         let store = w.store.clone();
-        w.run(async move { store.list(crate::embed::vectors::PREFIX).await })
+        w.run(async move { store.list(crate::store::layout::VECTOR_PREFIX).await })
     }
     .unwrap();
     assert!(stored.iter().all(|(_, json)| crate::embed::vectors::decode(json).unwrap().0 == "topics-v2"));
@@ -839,7 +839,7 @@ fn an_embedder_finds_what_shares_no_word_and_its_vectors_persist_per_model() {
     assert_eq!(
         {
             let store = w.store.clone();
-            w.run(async move { store.get(&crate::embed::vectors::key(&rex.id)).await })
+            w.run(async move { store.get(&crate::store::layout::vector_key(&rex.id)).await })
         }
         .unwrap(),
         None
@@ -1018,7 +1018,7 @@ fn a_damaged_vector_record_is_reported_and_made_again() {
         panic!()
     };
     w.run(m.idle());
-    let key = crate::embed::vectors::key(&entry.id);
+    let key = crate::store::layout::vector_key(&entry.id);
     let store = w.store.clone();
     let k = key.clone();
     w.run(async move {

@@ -9,6 +9,7 @@
 
 pub mod conformance;
 pub mod damage;
+pub mod layout;
 mod memory;
 pub mod sealed;
 

@@ -54,17 +54,10 @@ use crate::base64::{base64, unbase64};
 use crate::error::{Error, ErrorCode, Result};
 use crate::ports::cipher::{NONCE_LEN, TAG_LEN};
 use crate::ports::{Cipher, LocalBoxFuture};
+use crate::store::layout::{moved_key, MOVED_PREFIX};
 use crate::store::{DamageLog, Parts, Store};
 
 const PREFIX: &str = "amenc1.";
-
-/// Where a rotation leaves word for instances on an older key (see the
-/// module doc). Not data of the layers above: `list` never shows it.
-const MOVED_PREFIX: &str = "key/moved/";
-
-fn moved_key(key_id: &str) -> String {
-    format!("{MOVED_PREFIX}{key_id}")
-}
 
 /// Associated data of the key check value; never a record's (those start
 /// with the namespace and a NUL).

@@ -51,6 +51,7 @@ use web_sys::{
 use crate::embed::vectors;
 use crate::error::{Error, ErrorCode, Result};
 use crate::ports::LocalBoxFuture;
+use crate::store::layout::{vector_id_of, ENTRY_PREFIX};
 use crate::store::{Parts, Store};
 
 const SCHEMA_VERSION: u32 = 4;
@@ -63,8 +64,6 @@ const INDEXES: [&str; 3] = ["scope", "kind", "time"];
 /// behind the reading of the next, large enough that the parts' round
 /// trips stay few (10 for 10,000 memories).
 const SCAN_PART: u32 = 1000;
-/// Keys of long-term memories, whose records carry the indexed fields.
-const ENTRY_PREFIX: &str = "lt/entry/";
 
 /// The fields of a memory the indexes need.
 #[derive(serde::Deserialize)]
@@ -101,7 +100,7 @@ fn stored_value(key: &str, json: &str) -> JsValue {
             });
             return row.into();
         }
-    } else if vectors::id_of(key).is_some() {
+    } else if vector_id_of(key).is_some() {
         if let Ok((model, vector)) = vectors::decode(json) {
             let row = js_sys::Object::new();
             set(&row, "model", &JsValue::from_str(&model));
@@ -186,7 +185,7 @@ fn upgrade(
                     let (Some(key), Some(json)) = (k.as_string(), readable_text(&v)) else { continue };
                     // Memories take their indexed fields; version 2's
                     // `{ v }` of anything else becomes the bare text.
-                    let is_vector_row = !v.is_string() && vectors::id_of(&key).is_some();
+                    let is_vector_row = !v.is_string() && vector_id_of(&key).is_some();
                     if key.starts_with(ENTRY_PREFIX) || !(v.is_string() || is_vector_row) {
                         let _ = records.put_with_key(&stored_value(&key, &json), &k);
                     }

@@ -30,6 +30,10 @@ use crate::entry::{new_id, Kind, MemoryEntry, Role, Scope, TokenCounts, ToolCall
 use crate::error::{Error, Result};
 use crate::ports::clock::Clock;
 use crate::ports::LocalBoxFuture;
+use crate::store::layout::{
+    gone_key, gone_prefix, is_message_key, is_summary_key, message_prefix, summary_key, writer_prefix,
+    SESSIONS_PREFIX,
+};
 use crate::store::{damage, DamageLog, Store};
 use crate::tokens::Tokenizer;
 use crate::working::context::{self, Context};
@@ -210,41 +214,8 @@ pub fn storage_id_of(session_id: &str) -> &str {
     session_id.strip_prefix("agent:").unwrap_or(session_id)
 }
 
-/// Every session's records live under this prefix.
-const SESSIONS_PREFIX: &str = "session/";
-
-/// Every record of a session lives under this prefix.
-pub fn session_prefix(storage_id: &str) -> String {
-    format!("session/{storage_id}/")
-}
-
-fn msg_prefix(storage_id: &str) -> String {
-    format!("session/{storage_id}/msg/")
-}
-
-fn summary_key(storage_id: &str) -> String {
-    format!("session/{storage_id}/summary")
-}
-
 /// Writer records kept before an open clears them.
 const MAX_WRITER_RECORDS: usize = 64;
-
-fn writer_prefix(storage_id: &str) -> String {
-    format!("session/{storage_id}/writer/")
-}
-
-/// Markers of messages deleted from the session (popped, cleared,
-/// forgotten): another instance still holding one drops it when it reloads
-/// instead of keeping it as a message the store lost. A marker holds the
-/// id only, never the text.
-fn gone_prefix(storage_id: &str) -> String {
-    format!("session/{storage_id}/gone/")
-}
-
-/// The marker of a message deleted under `msg_key` (`session/<id>/msg/<pos>`).
-fn gone_key(msg_key: &str, id: &str) -> Option<String> {
-    msg_key.find("/msg/").map(|i| format!("{}/gone/{id}", &msg_key[..i]))
-}
 
 /// Metadata of a summary: the position of the last message it covers.
 const COVERS_THROUGH: &str = "coversThrough";
@@ -345,7 +316,7 @@ impl Session {
     /// has not, keeps all but `forgotten`.
     async fn reload(&mut self, forgotten: &BTreeSet<String>) -> Result<()> {
         let summary = self.read_summary().await?;
-        let rows = self.store.list(&msg_prefix(&self.storage_id)).await?;
+        let rows = self.store.list(&message_prefix(&self.storage_id)).await?;
         let mut messages: BTreeMap<Seq, MemoryEntry> =
             crate::order::map_of(rows.iter().filter_map(|(k, v)| message_row(k, v, &self.damage)));
         let prefix = gone_prefix(&self.storage_id);
@@ -409,7 +380,7 @@ impl Session {
     pub async fn forget_messages(&mut self, ids: &BTreeSet<String>) -> Result<Vec<MemoryEntry>> {
         let (mut keys, mut deleted, mut markers) = (Vec::new(), Vec::new(), Vec::new());
         for (key, value) in self.store.list(SESSIONS_PREFIX).await? {
-            let (message, summary) = (key.contains("/msg/"), key.ends_with("/summary"));
+            let (message, summary) = (is_message_key(&key), is_summary_key(&key));
             if !(message || summary) {
                 continue;
             }
@@ -440,7 +411,7 @@ impl Session {
         if self.summary_covers_through().is_some_and(|through| seq <= through) {
             return Ok(None);
         }
-        let key = format!("{}{}", msg_prefix(&self.storage_id), position::encode(seq));
+        let key = format!("{}{}", message_prefix(&self.storage_id), position::encode(seq));
         self.store.delete_many(vec![key]).await?;
         let marker = (format!("{}{}", gone_prefix(&self.storage_id), entry.id), String::new());
         let record = self.next_writer_record();
@@ -456,7 +427,7 @@ impl Session {
     pub async fn clear(&mut self) -> Result<Vec<MemoryEntry>> {
         let (mut keys, mut deleted) = (Vec::new(), Vec::new());
         let summary = summary_key(&self.storage_id);
-        for (key, value) in self.store.list(&msg_prefix(&self.storage_id)).await? {
+        for (key, value) in self.store.list(&message_prefix(&self.storage_id)).await? {
             deleted.extend(serde_json::from_str::<MemoryEntry>(&value).ok());
             keys.push(key);
         }
@@ -601,7 +572,7 @@ impl Session {
         let is_chat = matches!(role, Role::User | Role::Assistant) && entry.tool_calls.is_empty();
         let persist = !self.id.starts_with("agent:") || is_chat;
         if persist {
-            let key = format!("{}{}", msg_prefix(&self.storage_id), position::encode(seq));
+            let key = format!("{}{}", message_prefix(&self.storage_id), position::encode(seq));
             let json = serde_json::to_string(&entry).map_err(|e| Error::invalid(e.to_string()))?;
             let writer = self.next_writer_record();
             if let Err(e) = self.store.put_many(vec![(key, json), writer]).await {
@@ -677,7 +648,7 @@ impl Session {
 
     /// [`Session::history`] with each message's position in the session.
     pub async fn history_with_seq(&self) -> Result<Vec<(Seq, MemoryEntry)>> {
-        let rows = self.store.list(&msg_prefix(&self.storage_id)).await?;
+        let rows = self.store.list(&message_prefix(&self.storage_id)).await?;
         Ok(rows.iter().filter_map(|(k, v)| message_row(k, v, &self.damage)).collect())
     }
 

@@ -1,0 +1,158 @@
+//! The layout of a namespace in its store: every key a record lives under,
+//! in one place, so that no two kinds of record can share a key and a
+//! backend that treats some records apart (IndexedDB indexes memories and
+//! keeps vectors binary) reads the same layout the core writes.
+//!
+//! ```text
+//! lt/entry/<memory id>                 one long-term memory (JSON)
+//! lt/entry/~batch/<generation>-<n>     memories written together (JSON lines)
+//! lt/meta/generation                   the namespace's write generation
+//! lt/meta/journal                      ids written since the snapshot
+//! lt/snap/<n>                          the snapshot of every memory, in chunks
+//! lt/processed/<hash>                  a message session end has judged → its expiry
+//! session/<id>/msg/<position>          one message
+//! session/<id>/summary                 the session's summary
+//! session/<id>/writer/<writer>         a writer's count of writes (sync)
+//! session/<id>/gone/<message id>       a deleted message's marker (no text)
+//! session/<id>/chunk/<first>_<last>    a chunk summary kept for a retried compression
+//! outbox/<session id>                  session-end work owed
+//! vec/<document id>                    a document's vector
+//! key/moved/<older key id>             word of a key rotation, for instances on the older key
+//! ```
+//!
+//! Ids put into keys are checked where they are made or taken in: memory
+//! ids by [`crate::entry::MemoryEntry::validate`], session ids by
+//! `validate_session_id`.
+
+pub const ENTRY_PREFIX: &str = "lt/entry/";
+pub const GENERATION_KEY: &str = "lt/meta/generation";
+pub const JOURNAL_KEY: &str = "lt/meta/journal";
+pub const SNAPSHOT_PREFIX: &str = "lt/snap/";
+pub const PROCESSED_PREFIX: &str = "lt/processed/";
+pub const SESSIONS_PREFIX: &str = "session/";
+pub const OUTBOX_PREFIX: &str = "outbox/";
+pub const VECTOR_PREFIX: &str = "vec/";
+pub const MOVED_PREFIX: &str = "key/moved/";
+
+/// A memory's own record (a batch's, for a batch name).
+pub fn entry_key(id: &str) -> String {
+    format!("{ENTRY_PREFIX}{id}")
+}
+
+/// Chunk `n` of the snapshot.
+pub fn snapshot_key(n: usize) -> String {
+    format!("{SNAPSHOT_PREFIX}{n:06}")
+}
+
+pub fn processed_key(hash: &str) -> String {
+    format!("{PROCESSED_PREFIX}{hash}")
+}
+
+/// Every record of a session lives under this prefix.
+pub fn session_prefix(storage_id: &str) -> String {
+    format!("{SESSIONS_PREFIX}{storage_id}/")
+}
+
+pub fn message_prefix(storage_id: &str) -> String {
+    format!("{SESSIONS_PREFIX}{storage_id}/msg/")
+}
+
+pub fn summary_key(storage_id: &str) -> String {
+    format!("{SESSIONS_PREFIX}{storage_id}/summary")
+}
+
+pub fn writer_prefix(storage_id: &str) -> String {
+    format!("{SESSIONS_PREFIX}{storage_id}/writer/")
+}
+
+/// Markers of messages deleted from the session (popped, cleared,
+/// forgotten): another instance still holding one drops it when it reloads
+/// instead of keeping it as a message the store lost. A marker holds the id
+/// only, never the text.
+pub fn gone_prefix(storage_id: &str) -> String {
+    format!("{SESSIONS_PREFIX}{storage_id}/gone/")
+}
+
+pub fn chunk_prefix(storage_id: &str) -> String {
+    format!("{SESSIONS_PREFIX}{storage_id}/chunk/")
+}
+
+/// Whether `key` (under [`SESSIONS_PREFIX`]) is a message's record.
+pub fn is_message_key(key: &str) -> bool {
+    key.contains("/msg/")
+}
+
+/// Whether `key` (under [`SESSIONS_PREFIX`]) is a session's summary.
+pub fn is_summary_key(key: &str) -> bool {
+    key.ends_with("/summary")
+}
+
+/// The marker of a message deleted under `message_key`.
+pub fn gone_key(message_key: &str, id: &str) -> Option<String> {
+    message_key.find("/msg/").map(|i| format!("{}/gone/{id}", &message_key[..i]))
+}
+
+pub fn outbox_key(session_id: &str) -> String {
+    format!("{OUTBOX_PREFIX}{session_id}")
+}
+
+pub fn vector_key(id: &str) -> String {
+    format!("{VECTOR_PREFIX}{id}")
+}
+
+/// The document id of a vector record's key.
+pub fn vector_id_of(key: &str) -> Option<&str> {
+    key.strip_prefix(VECTOR_PREFIX)
+}
+
+pub fn moved_key(key_id: &str) -> String {
+    format!("{MOVED_PREFIX}{key_id}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_two_kinds_of_record_share_a_key() {
+        let keys = [
+            entry_key("m"),
+            GENERATION_KEY.to_string(),
+            JOURNAL_KEY.to_string(),
+            snapshot_key(1),
+            processed_key("h"),
+            format!("{}1", message_prefix("s")),
+            summary_key("s"),
+            format!("{}w", writer_prefix("s")),
+            format!("{}m", gone_prefix("s")),
+            format!("{}1_2", chunk_prefix("s")),
+            outbox_key("s"),
+            vector_key("m"),
+            moved_key("k"),
+        ];
+        let prefixes = [
+            ENTRY_PREFIX,
+            "lt/meta/",
+            SNAPSHOT_PREFIX,
+            PROCESSED_PREFIX,
+            "session/s/msg/",
+            "session/s/summary",
+            "session/s/writer/",
+            "session/s/gone/",
+            "session/s/chunk/",
+            OUTBOX_PREFIX,
+            VECTOR_PREFIX,
+            MOVED_PREFIX,
+        ];
+        for key in &keys {
+            let owners = prefixes.iter().filter(|p| key.starts_with(*p)).count();
+            assert!(owners == 1 || key.starts_with("lt/meta/"), "{key} under {owners} prefixes");
+        }
+        assert_eq!(
+            gone_key(&format!("{}0001", message_prefix("s")), "m").as_deref(),
+            Some("session/s/gone/m")
+        );
+        assert!(is_message_key(&format!("{}1", message_prefix("s"))) && is_summary_key(&summary_key("s")));
+        assert_eq!(vector_id_of(&vector_key("abc")), Some("abc"));
+    }
+}
