@@ -13,6 +13,12 @@ export function mapAdapter(map = new Map()) {
     putMany: async (entries) => {
       for (const [k, v] of Object.entries(entries)) map.set(k, v);
     },
+    // Atomic by construction: nothing runs between the check and the sets.
+    putManyIf: async (check, expected, entries) => {
+      if (map.get(check) !== expected) return false;
+      for (const [k, v] of Object.entries(entries)) map.set(k, v);
+      return true;
+    },
     delete: async (k) => {
       map.delete(k);
     },

@@ -5,11 +5,13 @@
 //! Each sentence of the user's messages ([`sentences`]) that is not a
 //! question is scored from simple signals ([`signals`]); those at or above
 //! [`THRESHOLD`] become memories: small talk trimmed from their start,
-//! relative dates resolved against the message's time ([`dates`]), the
-//! first person made third ([`person`]), each with the id of the message it
-//! came from (`sources`). Repeats are left to the dedup on write.
+//! relative dates resolved against the message's time ([`dates`]), two
+//! statements joined by "and I" made two ([`clauses`]), the first person
+//! made third ([`person`]), each with the id of the message it came from
+//! (`sources`). Repeats are left to the dedup on write.
 //! `npm run bench:extract` scores it on LoCoMo's observations.
 
+pub mod clauses;
 pub mod dates;
 pub mod person;
 pub mod sentences;
@@ -152,29 +154,34 @@ pub fn extract(turns: &[Turn], options: &ExtractOptions) -> Vec<Extracted> {
             let body = sentence[signals::small_talk_prefix(sentence)..].trim();
             let body = body.trim_end_matches(['.', '。', ';', '；', '!', '！', ' ']);
             let resolved = dates::resolve(body, turn.timestamp);
-            let zh = resolved.chars().any(crate::retrieval::analyzer::is_cjk_letter);
-            let name =
-                options.user_name.clone().unwrap_or_else(|| if zh { "用户" } else { "User" }.to_string());
-            let third = person::chinese(&person::english(&resolved, &name), &name);
             let importance = (0.3 + 0.6 / (1.0 + (-score).exp())) as f32;
-            out.push(Extracted {
-                content: truncate_chars(&capitalized(&third), MAX_MEMORY_CHARS),
-                sources: vec![turn.id.to_string()],
-                category: category(sentence),
-                importance,
-            });
+            for statement in clauses::statements(&resolved) {
+                let zh = statement.chars().any(crate::retrieval::analyzer::is_cjk_letter);
+                let name =
+                    options.user_name.clone().unwrap_or_else(|| if zh { "用户" } else { "User" }.to_string());
+                let third = person::chinese(&person::english(statement, &name), &name);
+                out.push(Extracted {
+                    content: truncate_chars(&capitalized(&third), MAX_MEMORY_CHARS),
+                    sources: vec![turn.id.to_string()],
+                    category: category(statement),
+                    importance,
+                });
+            }
         }
     }
     out
 }
 
-/// Fewer than 4 words (or 5 CJK characters) say too little to keep.
+/// Fewer than 4 words (or 5 CJK characters) say too little to keep, unless
+/// one of them is a relative date: "I went yesterday" tells an event and
+/// its day.
 fn too_short(sentence: &str) -> bool {
+    let dated = dates::has_relative(sentence) as usize;
     let cjk = sentence.chars().filter(|&c| crate::retrieval::analyzer::is_cjk_letter(c)).count();
     if cjk > 0 {
-        return cjk < 5;
+        return cjk < 5 - dated;
     }
-    sentence.split_whitespace().count() < 4
+    sentence.split_whitespace().count() < 4 - dated
 }
 
 fn capitalized(text: &str) -> String {

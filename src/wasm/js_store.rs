@@ -8,6 +8,9 @@
 //!   delete(key: string): Promise<void>;
 //!   list(prefix: string): Promise<Iterable<[string, string]>>;  // Map, array of pairs, DO storage.list()
 //!   putMany?(entries: Record<string, string>): Promise<void>;    // atomic batch, where the backend has one
+//!   // Writes `entries` only if `check` holds `expected` (undefined: absent), in one atomic step;
+//!   // says whether it wrote. Without it, a read then a write (correct within one realm only).
+//!   putManyIf?(check: string, expected: string | undefined, entries: Record<string, string>): Promise<boolean>;
 //! }
 //! ```
 //! Every key is prefixed with `<namespace>/`, so namespaces sharing one
@@ -73,16 +76,22 @@ impl JsStore {
         v.as_string().map(Some).ok_or_else(|| Error::storage("storage adapter get() returned a non-string"))
     }
 
+    /// `items` as the object `putMany` and `putManyIf` take, keys prefixed.
+    fn entries(&self, op: &str, items: &[(String, String)]) -> Result<Object> {
+        let obj = Object::new();
+        for (k, v) in items {
+            Reflect::set(&obj, &JsValue::from_str(&format!("{}{k}", self.prefix)), &JsValue::from_str(v))
+                .map_err(|e| adapter_error(op, e))?;
+        }
+        Ok(obj)
+    }
+
     async fn put_many_impl(&self, items: Vec<(String, String)>) -> Result<()> {
         if items.is_empty() {
             return Ok(());
         }
         if method(&self.adapter, "putMany").is_some() {
-            let obj = Object::new();
-            for (k, v) in &items {
-                Reflect::set(&obj, &JsValue::from_str(&format!("{}{k}", self.prefix)), &JsValue::from_str(v))
-                    .map_err(|e| adapter_error("putMany", e))?;
-            }
+            let obj = self.entries("putMany", &items)?;
             self.call("putMany", &[obj.into()]).await?;
             return Ok(());
         }
@@ -143,5 +152,30 @@ impl Store for JsStore {
 
     fn list<'a>(&'a self, prefix: &'a str) -> LocalBoxFuture<'a, Result<Vec<(String, String)>>> {
         Box::pin(self.list_impl(prefix))
+    }
+
+    /// The adapter's own atomic `putManyIf` where it has one (Deno KV, a
+    /// Durable Object): writers in other processes can then never both pass
+    /// one check. Else a read, then a write.
+    fn put_many_if<'a>(
+        &'a self,
+        check: &'a str,
+        expected: Option<&'a str>,
+        items: Vec<(String, String)>,
+    ) -> LocalBoxFuture<'a, Result<bool>> {
+        Box::pin(async move {
+            if method(&self.adapter, "putManyIf").is_none() {
+                if self.get_impl(check).await?.as_deref() != expected {
+                    return Ok(false);
+                }
+                self.put_many_impl(items).await?;
+                return Ok(true);
+            }
+            let obj = self.entries("putManyIf", &items)?;
+            let check = JsValue::from_str(&format!("{}{check}", self.prefix));
+            let expected = expected.map_or(JsValue::UNDEFINED, JsValue::from_str);
+            let done = self.call("putManyIf", &[check, expected, obj.into()]).await?;
+            done.as_bool().ok_or_else(|| Error::storage("storage adapter putManyIf() must return a boolean"))
+        })
     }
 }

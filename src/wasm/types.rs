@@ -100,6 +100,12 @@ export interface StorageAdapter {
   list(prefix: string): Promise<Iterable<[string, string]>> | Iterable<[string, string]>;
   /** Optional atomic batch write. */
   putMany?(entries: Record<string, string>): Promise<void> | void;
+  /**
+   * Optional atomic conditional write: `entries` only if `check` holds `expected` (undefined: absent),
+   * in one step; resolves to whether it wrote. Without it, writers in several processes can both pass
+   * one check (within one realm the library's lock keeps them apart).
+   */
+  putManyIf?(check: string, expected: string | undefined, entries: Record<string, string>): Promise<boolean> | boolean;
 }
 
 export interface SessionOptions {

@@ -36,3 +36,27 @@ test("Deno KV: conformance, and memories (encrypted ones too) survive into a sec
   assert.equal(read.carolNoKey, "DECRYPTION");
   assert.equal(read.carolPlainRecords, 0, "nothing of the encrypted namespace is readable in KV");
 });
+
+test("four Deno processes on one KV file at once: nothing acknowledged lost, one shared fact stored once, one current version of one state", async () => {
+  const { execFile } = await import("node:child_process");
+  const { promisify } = await import("node:util");
+  const exec = promisify(execFile);
+  const env = { ...process.env, DENO_NO_UPDATE_CHECK: "1", DENO_DIR: join(tmpdir(), "agent-memory-deno") };
+  const writers = (...a) => exec(deno, ["run", "--quiet", "--allow-read", "--allow-write", "--unstable-kv", "tests/deno/writers.mjs", ...a], { cwd: root, env })
+    .then((out) => JSON.parse(out.stdout.trim().split("\n").pop()));
+  // Before the adapter's atomic putManyIf, these rounds stored the shared
+  // fact two or three times and left two current versions of the state.
+  for (let round = 0; round < 3; round++) {
+    const kvPath = join(mkdtempSync(join(tmpdir(), "kv-writers-")), "memory.db");
+    await writers(kvPath, "count");
+    const start = String(Date.now() + 2500);
+    const outs = await Promise.all([0, 1, 2, 3].map((w) => writers(kvPath, "write", String(w), start)));
+    const { current, messages } = await writers(kvPath, "count");
+    assert.equal(messages, 20, "every message kept");
+    for (const fact of outs.flatMap((o) => o.acknowledged)) assert.ok(current.includes(fact), `acknowledged, then lost: ${fact}`);
+    assert.equal(current.filter((c) => c.includes("Biscuit")).length, 1, `round ${round}: ${current}`);
+    assert.equal(current.filter((c) => / kids$/.test(c)).length, 1, `round ${round}: ${current}`);
+    // Refusals are typed and never acknowledged (the op-log issue removes them).
+    for (const r of outs.flatMap((o) => o.refused)) assert.match(r, /^STORAGE: /);
+  }
+});
