@@ -147,6 +147,8 @@ const CALLABLES = [
   { name: "memory.recordUsage", accepts: [ZERO, ZERO], async: false,
     params: [["inputTokens", "number", () => 10], ["outputTokens", "number", () => 5]],
     call: (h, [a, b]) => h.m.recordUsage(a, b) },
+  { name: "memory.memories", accepts: [OPTIONAL], async: true, params: [["options", "object", () => ({ asOf: 1_700_000_000_000 }), true]],
+    call: (h, [x]) => h.m.memories(x) },
   { name: "memory.rememberMany", accepts: [{ ...IN_TEXT, ...accept("nothing", "empty") }], async: true, params: [["memories", "array", () => [{ content: "Has a cat" }]]],
     call: (h, [x]) => h.m.rememberMany(x) },
   { name: "memory.remember", accepts: [IN_TEXT], async: true, params: [["memory", "object", () => ({ content: "Has a dog" })]],

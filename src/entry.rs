@@ -160,6 +160,17 @@ impl TokenCounts {
     }
 }
 
+/// Whether a memory is true until changed (a state: where the user lives,
+/// how many kids they have) or happened at a time (an event: a hike on 3
+/// May). A state supersedes the same subject's earlier state; an event
+/// never supersedes another event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Temporal {
+    State,
+    Event,
+}
+
 /// One memory. Timestamps are milliseconds since the Unix epoch, kept exactly
 /// as created (also across reloads): overwriting them with "now" would make
 /// time decay treat old memories as fresh.
@@ -195,6 +206,14 @@ pub struct MemoryEntry {
     /// message can find what came from it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sources: Vec<String>,
+    /// State or event; absent on messages and on memories of earlier
+    /// releases, which read as states.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temporal: Option<Temporal>,
+    /// When it became true in the world (ms): the date an event's text
+    /// names; absent: when it was said (`timestamp`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub valid_from: Option<i64>,
 }
 
 fn default_importance() -> f32 {
@@ -228,6 +247,10 @@ pub struct EntryInput {
     pub tool_call_id: Option<String>,
     #[serde(default)]
     pub sources: Vec<String>,
+    #[serde(default)]
+    pub temporal: Option<Temporal>,
+    #[serde(default)]
+    pub valid_from: Option<f64>,
 }
 
 impl EntryInput {
@@ -242,20 +265,22 @@ impl EntryInput {
         "toolCalls",
         "toolCallId",
         "sources",
+        "temporal",
+        "validFrom",
     ];
 
     /// Fills defaults (a user conversation message in the session, now) and
     /// validates the result.
     pub fn into_entry(self, now: i64, default_scope: Scope) -> Result<MemoryEntry> {
-        let timestamp = match self.timestamp {
-            None => now,
-            Some(t) if t.is_finite() && t >= 0.0 && t.fract() == 0.0 => t as i64,
-            Some(_) => {
-                return Err(Error::invalid(
-                    "timestamp must be a whole number of milliseconds since the epoch",
-                ))
+        let whole_ms = |t: f64, what: &str| {
+            if t.is_finite() && t >= 0.0 && t.fract() == 0.0 {
+                Ok(t as i64)
+            } else {
+                Err(Error::invalid(format!("{what} must be a whole number of milliseconds since the epoch")))
             }
         };
+        let timestamp = self.timestamp.map_or(Ok(now), |t| whole_ms(t, "timestamp"))?;
+        let valid_from = self.valid_from.map(|t| whole_ms(t, "validFrom")).transpose()?;
         let role = self.role.unwrap_or(Role::User);
         let kind = self.kind.unwrap_or(match (role, &default_scope) {
             (Role::Tool, _) => Kind::ToolResult,
@@ -278,6 +303,8 @@ impl EntryInput {
             superseded_by: None,
             valid_to: None,
             sources: self.sources,
+            temporal: self.temporal,
+            valid_from,
         };
         entry.validate()?;
         tokens.set(TokenizerId::Estimate, estimate_tokens(&entry.countable_text()) as u32);
@@ -369,6 +396,8 @@ impl MemoryEntry {
             superseded_by: None,
             valid_to: None,
             sources: Vec::new(),
+            temporal: None,
+            valid_from: None,
         }
     }
 
@@ -377,12 +406,27 @@ impl MemoryEntry {
         self.superseded_by.is_none() && self.valid_to.is_none()
     }
 
+    /// When it became true in the world: `validFrom`, else when it was said.
+    pub fn valid_since(&self) -> i64 {
+        self.valid_from.unwrap_or(self.timestamp)
+    }
+
+    /// In force at `at` (ms): true from [`MemoryEntry::valid_since`] until
+    /// it was superseded, undone or expired (`validTo`). An event, once it
+    /// happened, stays known.
+    pub fn in_force_at(&self, at: i64) -> bool {
+        self.valid_since() <= at && self.valid_to.is_none_or(|to| to > at)
+    }
+
     /// Checks the invariants a stored entry must hold. Called on everything
     /// that comes in from outside (JS, imports, storage).
     pub fn validate(&self) -> Result<()> {
         validate_id(&self.id)?;
         if !(0..=MAX_TIMESTAMP_MS).contains(&self.timestamp) {
             return Err(Error::invalid("timestamp must be ms since the epoch, from 1970 to 9999"));
+        }
+        if self.valid_from.is_some_and(|t| !(0..=MAX_TIMESTAMP_MS).contains(&t)) {
+            return Err(Error::invalid("validFrom must be ms since the epoch, from 1970 to 9999"));
         }
         if !self.importance.is_finite() || !(0.0..=1.0).contains(&self.importance) {
             return Err(Error::invalid("importance must be a number from 0 to 1"));

@@ -67,6 +67,7 @@
 
 mod base64;
 pub mod budget;
+pub mod dates;
 pub mod embed;
 pub mod entry;
 pub mod error;

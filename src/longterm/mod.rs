@@ -15,6 +15,7 @@ pub mod dedup;
 mod lines;
 pub mod records;
 pub mod snapshot;
+mod temporal;
 
 pub use records::{new_memory, Changes, ExportDocument, ImportReport, RecordStats, Records, Remembered};
 
@@ -429,6 +430,11 @@ impl LongTermMemory {
         self.records.valid().into_iter().filter(|e| self.visible(&e.scope)).cloned().collect()
     }
 
+    /// The memories as they stood at `at` (ms): what was in force then.
+    pub fn memories_as_of(&self, at: i64) -> Vec<MemoryEntry> {
+        self.records.in_force_at(at).into_iter().filter(|e| self.visible(&e.scope)).cloned().collect()
+    }
+
     /// Facts and past conversations for a query, best first, each with its
     /// origin.
     pub fn search(&self, query: &str, vector: Option<&[f32]>, options: &SearchOptions) -> Result<Vec<Hit>> {
@@ -447,13 +453,48 @@ impl LongTermMemory {
             }
             (None, None) => options,
         };
-        let mut hits = self.index.search(query, vector, self.clock.now_ms(), options)?;
+        let mut hits = match options.as_of {
+            Some(at) => self.search_as_of(query, vector, at, options)?,
+            None => self.index.search(query, vector, self.clock.now_ms(), options)?,
+        };
         for h in &mut hits {
             h.origin = Some(self.episodes.get(&h.id).map_or(Origin::Fact, |(_, origin)| origin.clone()));
             if let Some(e) = self.records.get(&h.id) {
                 h.sources = e.sources.clone();
             }
         }
+        Ok(hits)
+    }
+
+    /// [`LongTermMemory::search`] as of `at`: the facts in force then and the
+    /// turns said by then. The index holds what is in force now, so facts
+    /// in force at `at` but not now (superseded, undone, expired since) are
+    /// scored in an index of their own, lexically, and merged by score.
+    fn search_as_of(
+        &self,
+        query: &str,
+        vector: Option<&[f32]>,
+        at: i64,
+        options: &SearchOptions,
+    ) -> Result<Vec<Hit>> {
+        let wide = SearchOptions { top_k: options.top_k.saturating_mul(4).max(40), ..options.clone() };
+        let mut hits: Vec<Hit> = self
+            .index
+            .search(query, vector, at, &wide)?
+            .into_iter()
+            .filter(|h| match self.records.get(&h.id) {
+                Some(e) => e.in_force_at(at),
+                None => h.timestamp <= at,
+            })
+            .collect();
+        let mut then = SearchIndex::new(Bm25Params::default());
+        for e in self.records.in_force_at(at).into_iter().filter(|e| !e.is_valid() && self.visible(&e.scope))
+        {
+            then.add(index_doc(e))?;
+        }
+        hits.extend(then.search(query, None, at, &wide)?);
+        crate::order::sort_by(&mut hits, |a, b| b.score.total_cmp(&a.score).then_with(|| a.id.cmp(&b.id)));
+        hits.truncate(options.top_k as usize);
         Ok(hits)
     }
 
@@ -787,6 +828,42 @@ mod tests {
         let block = lt.block(&Estimate, "Kyoto travel diary", None, 4_000, None).unwrap();
         assert!(block.text.contains("Keeps a travel diary about Kyoto"), "{}", block.text);
         assert!(block.truncated, "the fact was cut to 1,000 characters");
+    }
+
+    #[test]
+    fn memories_and_search_answer_as_of_a_date() {
+        let store: Rc<dyn Store> = Rc::new(MemoryStore::new());
+        let may = crate::dates::ms_of(2023, 5, 8);
+        let clock = Rc::new(ManualClock::new(may));
+        let mut lt =
+            block_on(LongTermMemory::open(store, clock.clone(), LongTermOptions::default())).unwrap();
+        block_on(lt.remember(new_memory("Lives in Lisbon", Scope::User, may))).unwrap();
+        block_on(lt.remember(new_memory("Went hiking with Sam on 3 May 2023", Scope::User, may))).unwrap();
+        let july = crate::dates::ms_of(2023, 7, 1);
+        clock.set(july);
+        block_on(lt.remember(new_memory("Lives in Porto", Scope::User, july))).unwrap();
+        let contents = |v: Vec<MemoryEntry>| {
+            let mut c: Vec<String> = v.into_iter().map(|e| e.content).collect();
+            c.sort();
+            c
+        };
+        let june = crate::dates::ms_of(2023, 6, 1);
+        assert_eq!(
+            contents(lt.memories_as_of(june)),
+            ["Lives in Lisbon", "Went hiking with Sam on 3 May 2023"]
+        );
+        assert_eq!(contents(lt.memories()), ["Lives in Porto", "Went hiking with Sam on 3 May 2023"]);
+        assert!(lt.memories_as_of(crate::dates::ms_of(2023, 5, 2)).is_empty(), "nothing was true yet");
+        let hike = lt.memories().into_iter().find(|e| e.content.contains("hiking")).unwrap();
+        assert_eq!(
+            (hike.temporal, hike.valid_from),
+            (Some(crate::entry::Temporal::Event), Some(crate::dates::ms_of(2023, 5, 3)))
+        );
+        let then = SearchOptions { as_of: Some(june), ..SearchOptions::default() };
+        let hits = lt.search("lives in", None, &then).unwrap();
+        assert_eq!(hits.iter().map(|h| h.text.as_str()).collect::<Vec<_>>(), ["Lives in Lisbon"]);
+        let now = lt.search("lives in", None, &SearchOptions::default()).unwrap();
+        assert_eq!(now.iter().map(|h| h.text.as_str()).collect::<Vec<_>>(), ["Lives in Porto"]);
     }
 
     #[test]

@@ -30,6 +30,7 @@ use std::rc::Rc;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use serde::{Deserialize, Serialize};
 
+use crate::dates::utc_day;
 use crate::entry::{Kind, MemoryEntry, Scope};
 use crate::error::{Error, ErrorCode, Result};
 use crate::longterm::dedup::{
@@ -165,12 +166,6 @@ pub struct ImportReport {
     /// Current memories not added because a current memory of their scope
     /// already says the same (under another id), as `remember` decides.
     pub duplicates: u32,
-}
-
-/// UTC calendar day of a timestamp, `YYYY-MM-DD`.
-pub fn utc_day(ms: i64) -> String {
-    let d = crate::extract::dates::civil(ms.div_euclid(86_400_000));
-    format!("{:04}-{:02}-{:02}", d.year, d.month, d.day)
 }
 
 pub struct Records {
@@ -1142,6 +1137,8 @@ impl Records {
         for e in &entries {
             Self::check_scope(e)?;
         }
+        let entries: Vec<MemoryEntry> =
+            entries.into_iter().map(crate::longterm::temporal::classified).collect();
         // Planned against the view held, then written only if the store is
         // still at the view's generation (one transaction where the backend
         // allows): a write costs no read of its own. If another instance
@@ -1189,8 +1186,9 @@ impl Records {
     /// Stores `new` and expires `old_ids` in its favour: the new memory is
     /// written first, the expiries after, so a failure in between leaves the
     /// old memories valid beside the new one.
-    pub async fn supersede(&mut self, mut new: MemoryEntry, old_ids: &[String]) -> Result<MemoryEntry> {
+    pub async fn supersede(&mut self, new: MemoryEntry, old_ids: &[String]) -> Result<MemoryEntry> {
         Self::check_scope(&new)?;
+        let mut new = crate::longterm::temporal::classified(new);
         self.refresh().await?;
         for id in old_ids {
             match self.entries.get(id) {
@@ -1298,6 +1296,14 @@ impl Records {
     /// The valid memories in no order (cheaper than [`Records::valid`]).
     pub fn valid_unordered(&self) -> impl Iterator<Item = &MemoryEntry> {
         self.entries.values().filter(|e| e.is_valid())
+    }
+
+    /// The memories in force at `at` (ms), superseded and undone ones
+    /// included while they were, oldest first.
+    pub fn in_force_at(&self, at: i64) -> Vec<&MemoryEntry> {
+        let mut v: Vec<&MemoryEntry> = self.entries.values().filter(|e| e.in_force_at(at)).collect();
+        crate::order::sort_by(&mut v, MemoryEntry::by_time);
+        v
     }
 
     pub fn valid(&self) -> Vec<&MemoryEntry> {
@@ -2078,8 +2084,6 @@ mod tests {
         assert_eq!(s.by_kind.get("fact"), Some(&2));
         assert_eq!(s.per_day.get("2023-11-14"), Some(&2));
         assert!(s.storage_bytes > 0);
-        assert_eq!(utc_day(0), "1970-01-01");
-        assert_eq!(utc_day(951_782_400_000), "2000-02-29");
     }
 
     #[test]

@@ -191,6 +191,28 @@ struct Vectors {
     backoff: Cell<Backoff>,
 }
 
+/// What `memories` lists.
+#[derive(Debug, Clone, Default, PartialEq, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct MemoriesOptions {
+    /// As of this time (ms): the memories in force then, superseded since
+    /// or not. Default: now, current memories only.
+    pub as_of: Option<i64>,
+}
+
+impl MemoriesOptions {
+    pub const FIELDS: &'static [&'static str] = &["asOf"];
+}
+
+/// A time given by the caller: ms since the epoch, 1970 to 9999.
+fn check_time(ms: i64, what: &str) -> Result<()> {
+    if (0..=crate::entry::MAX_TIMESTAMP_MS).contains(&ms) {
+        Ok(())
+    } else {
+        Err(Error::invalid(format!("{what} must be ms since the epoch, from 1970 to 9999")))
+    }
+}
+
 /// Records a reseal pass writes per hold of the namespace lock: writers
 /// wait for one round at most.
 const RESEAL_ROUND: usize = 64;
@@ -899,6 +921,17 @@ impl Memory {
 
     pub async fn memories(&self) -> Result<Vec<MemoryEntry>> {
         self.read(|r| r.memories()).await
+    }
+
+    /// The memories as `options` ask: in force now, or as of a time.
+    pub async fn memories_with(&self, options: &MemoriesOptions) -> Result<Vec<MemoryEntry>> {
+        match options.as_of {
+            Some(at) => {
+                check_time(at, "asOf")?;
+                self.read(|r| r.memories_as_of(at)).await
+            }
+            None => self.memories().await,
+        }
     }
 
     /// Every memory drawn from a message (by its id), superseded ones too,

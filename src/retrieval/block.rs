@@ -8,9 +8,9 @@
 //! ([`crate::fence`]), so a stored "</memory> ignore previous instructions"
 //! cannot close the block early.
 
+use crate::dates::utc_day;
 use crate::entry::Scope;
 use crate::fence::defuse;
-use crate::longterm::records::utc_day;
 use crate::tokens::{truncate_to_lines, Tokenizer};
 use crate::working::session::LongTermBlock;
 

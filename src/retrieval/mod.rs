@@ -18,9 +18,9 @@ use rustc_hash::FxHashMap as HashMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::dates::utc_day;
 use crate::entry::Scope;
 use crate::error::{Error, Result};
-use crate::longterm::records::utc_day;
 use analyzer::analyze_query;
 pub use index::Bm25Params;
 use index::Index;
@@ -87,6 +87,9 @@ pub struct SearchOptions {
     pub rrf_k: f64,
     /// Hit texts are cut to this many characters.
     pub truncate_chars: u32,
+    /// Answer as of this time (ms): long-term memories in force then (also
+    /// ones superseded since) and turns said by then; decay counts from it.
+    pub as_of: Option<i64>,
 }
 
 impl Default for SearchOptions {
@@ -110,6 +113,7 @@ impl Default for SearchOptions {
             alpha: 0.5,
             rrf_k: 60.0,
             truncate_chars: 1000,
+            as_of: None,
         }
     }
 }
@@ -134,6 +138,7 @@ impl SearchOptions {
         "alpha",
         "rrfK",
         "truncateChars",
+        "asOf",
     ];
 
     fn validate(&self) -> Result<()> {
@@ -156,6 +161,9 @@ impl SearchOptions {
         }
         if self.mmr_lambda.is_some_and(|l| !(0.0..=1.0).contains(&l)) {
             return Err(Error::invalid("mmrLambda must be in [0, 1]"));
+        }
+        if self.as_of.is_some_and(|t| !(0..=crate::entry::MAX_TIMESTAMP_MS).contains(&t)) {
+            return Err(Error::invalid("asOf must be ms since the epoch, from 1970 to 9999"));
         }
         Ok(())
     }

@@ -582,11 +582,21 @@ impl JsMemory {
         )
     }
 
-    /// The valid long-term memories, oldest first.
+    /// The valid long-term memories, oldest first; with `asOf`, those in
+    /// force at that time (superseded since or not).
     #[wasm_bindgen(unchecked_return_type = "Promise<MemoryEntry[]>")]
-    pub fn memories(&self) -> Promise {
+    pub fn memories(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "{ asOf?: number } | null")] options: JsValue,
+    ) -> Promise {
+        let options = match optional(options) {
+            None => Ok(memory::MemoriesOptions::default()),
+            Some(o) => {
+                from_js::<memory::MemoriesOptions>(o, "memories options", memory::MemoriesOptions::FIELDS)
+            }
+        };
         let m = self.0.clone();
-        promise(async move { Ok(m.memories().await?) }, to_js)
+        promise(async move { Ok(m.memories_with(&options?).await?) }, to_js)
     }
 
     /// Every memory drawn from a message (its `sources` hold the id),

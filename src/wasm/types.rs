@@ -45,6 +45,10 @@ export interface MemoryEntry {
   sources?: string[];
   /** When this memory stopped being valid (ms). */
   validTo?: number;
+  /** A state (true until changed) or an event (happened at a time); absent on messages and older memories: a state. */
+  temporal?: "state" | "event";
+  /** When it became true in the world (ms): the date an event names; absent: `timestamp`. */
+  validFrom?: number;
 }
 
 /** What `createEntry` takes; everything but `content` has a default. */
@@ -60,6 +64,10 @@ export interface EntryInput {
   toolCallId?: string;
   /** The ids of the messages it was drawn from. */
   sources?: string[];
+  /** Default: an event when the text names a date, else a state. */
+  temporal?: "state" | "event";
+  /** Default: the date an event names. */
+  validFrom?: number;
 }
 
 export interface BudgetOptions {
@@ -471,6 +479,8 @@ export interface SearchOptions {
   rrfK?: number;
   /** Default 1000. */
   truncateChars?: number;
+  /** `memory.search`: answer as of this time (ms): memories in force then, superseded since or not (lexically), and turns said by then. */
+  asOf?: number;
   /** The query's embedding, for hybrid search (`memory.search`: needs `embed`, same model and dimension). */
   vector?: Float32Array | number[];
 }

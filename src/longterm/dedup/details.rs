@@ -119,42 +119,84 @@ fn state_of(words: &[String], text: &str) -> Option<State> {
     Some(State { subject, predicate, value: value.join(" ") })
 }
 
+/// The calendar date an event's text names, as read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Occasion {
+    /// The words of the date ("3 may 2023"): two occasions are one when equal.
+    pub text: String,
+    pub year: Option<i64>,
+    pub month: u32,
+    pub day: Option<u32>,
+}
+
+impl Occasion {
+    /// Midnight UTC of the date; a missing year is the one it was said in,
+    /// a missing day the month's first.
+    pub fn ms(&self, said_at: i64) -> i64 {
+        let year = self.year.unwrap_or_else(|| crate::dates::date_of(said_at).year);
+        crate::dates::ms_of(year, self.month, self.day.unwrap_or(1))
+    }
+}
+
+/// The month (1-12) of a month name or abbreviation.
+fn month_number(word: &str) -> Option<u32> {
+    const ABBREVIATIONS: [(&str, u32); 12] = [
+        ("jan", 1),
+        ("feb", 2),
+        ("mar", 3),
+        ("apr", 4),
+        ("jun", 6),
+        ("jul", 7),
+        ("aug", 8),
+        ("sep", 9),
+        ("sept", 9),
+        ("oct", 10),
+        ("nov", 11),
+        ("dec", 12),
+    ];
+    match MONTHS.iter().position(|m| *m == word) {
+        Some(at) if at < 12 => Some(at as u32 + 1),
+        _ => ABBREVIATIONS.iter().find(|(a, _)| *a == word).map(|(_, m)| *m),
+    }
+}
+
 /// The calendar date `words` name: a month with a day or a year beside it
-/// ("3 may 2023", "july 20"), or an ISO date in `text`.
-fn occasion_of(words: &[String], text: &str) -> Option<String> {
-    let is_month = |w: &str| MONTHS.contains(&w);
-    let is_day_or_year = |w: &str| {
-        let digits = w.trim_end_matches(|c: char| c.is_ascii_alphabetic());
-        digits.parse::<u32>().is_ok_and(|n| (1..=31).contains(&n) || (1900..=2100).contains(&n))
+/// ("3 may 2023", "may 3 2023", "july 20", "may 2023"), or an ISO date in
+/// `text`.
+fn occasion_of(words: &[String], text: &str) -> Option<Occasion> {
+    let number = |w: Option<&String>| {
+        w.and_then(|w| w.trim_end_matches(|c: char| c.is_ascii_alphabetic()).parse::<u32>().ok())
     };
+    let day = |w: Option<&String>| number(w).filter(|n| (1..=31).contains(n));
+    let year = |w: Option<&String>| number(w).filter(|n| (1900..=2100).contains(n)).map(i64::from);
     for (i, w) in words.iter().enumerate() {
-        if !is_month(w) {
+        let Some(month) = month_number(w) else { continue };
+        let previous = i.checked_sub(1).and_then(|j| words.get(j));
+        let (from, d, rest) = match (day(previous), day(words.get(i + 1))) {
+            (Some(d), _) => (i - 1, Some(d), i + 1),
+            (None, Some(d)) => (i, Some(d), i + 2),
+            (None, None) => (i, None, i + 1),
+        };
+        let y = year(words.get(rest));
+        if d.is_none() && y.is_none() {
             continue;
         }
-        let before = i.checked_sub(1).map(|j| words[j].as_str()).filter(|w| is_day_or_year(w));
-        let after: Vec<&str> =
-            words[i + 1..].iter().take(2).map(String::as_str).take_while(|w| is_day_or_year(w)).collect();
-        if before.is_some() || !after.is_empty() {
-            let mut parts: Vec<&str> = before.into_iter().collect();
-            parts.push(w);
-            parts.extend(after);
-            return Some(parts.join(" "));
-        }
+        let to = rest + usize::from(y.is_some());
+        return Some(Occasion { text: words[from..to].join(" "), year: y, month, day: d });
     }
     let bytes = text.as_bytes();
     (0..bytes.len().saturating_sub(9)).find_map(|i| {
-        let d = |k: usize| bytes[i + k].is_ascii_digit();
-        let iso = d(0)
-            && d(1)
-            && d(2)
-            && d(3)
-            && bytes[i + 4] == b'-'
-            && d(5)
-            && d(6)
-            && bytes[i + 7] == b'-'
-            && d(8)
-            && d(9);
-        iso.then(|| text[i..i + 10].to_string())
+        let shape =
+            (0..10)
+                .all(|k| if k == 4 || k == 7 { bytes[i + k] == b'-' } else { bytes[i + k].is_ascii_digit() });
+        let part = |a: usize, b: usize| text.get(i + a..i + b)?.parse::<u32>().ok();
+        let (y, m, d) = (part(0, 4)?, part(5, 7)?, part(8, 10)?);
+        (shape && (1..=12).contains(&m) && (1..=31).contains(&d)).then(|| Occasion {
+            text: text[i..i + 10].to_string(),
+            year: Some(y.into()),
+            month: m,
+            day: Some(d),
+        })
     })
 }
 
@@ -287,7 +329,7 @@ pub struct Details {
     /// what the text says apart from its polarity.
     core: Vec<String>,
     /// The date of the event the text tells, if it names one.
-    occasion: Option<String>,
+    occasion: Option<Occasion>,
     /// The single-valued state the text sets, if it is one.
     state: Option<State>,
 }
@@ -405,8 +447,8 @@ impl Details {
     }
 
     /// The event's date, when the text tells one.
-    pub fn occasion(&self) -> Option<&str> {
-        self.occasion.as_deref()
+    pub fn occasion(&self) -> Option<&Occasion> {
+        self.occasion.as_ref()
     }
 
     /// The single-valued state the text sets, when it is one.
@@ -457,11 +499,17 @@ mod tests {
     #[test]
     fn occasions_and_states_are_read() {
         let d = Details::new("Went hiking with Sam on 3 May 2023");
-        assert_eq!(d.occasion(), Some("3 may 2023"));
-        assert_eq!(Details::new("Attended a support group on July 20").occasion(), Some("july 20"));
-        assert_eq!(Details::new("Flew to Oslo, 2023-05-03").occasion(), Some("2023-05-03"));
-        assert_eq!(Details::new("I may go hiking").occasion(), None, "a modal verb is no month");
-        assert_eq!(Details::new("Meeting moved to Tuesday 10:00").occasion(), None);
+        let text = |t: &str| Details::new(t).occasion().map(|o| o.text.clone());
+        assert_eq!(d.occasion().map(|o| (o.text.as_str(), o.ms(0))), Some(("3 may 2023", 1_683_072_000_000)));
+        assert_eq!(text("Attended a support group on July 20").as_deref(), Some("july 20"));
+        assert_eq!(text("Visited Rome on May 3, 2023").as_deref(), Some("may 3 2023"));
+        assert_eq!(text("Flew to Oslo, 2023-05-03").as_deref(), Some("2023-05-03"));
+        assert_eq!(text("I may go hiking"), None, "a modal verb is no month");
+        assert_eq!(text("Meeting moved to Tuesday 10:00"), None);
+        assert_eq!(text("Started a pottery class in March"), None, "a month alone is no date");
+        let said = crate::dates::ms_of(2024, 1, 9);
+        let ms = Details::new("Ran a race on 12 March").occasion().map(|o| o.ms(said));
+        assert_eq!(ms, Some(crate::dates::ms_of(2024, 3, 12)), "the year it was said in");
         let state =
             |t: &str| Details::new(t).state().map(|s| (s.subject.clone(), s.predicate, s.value.clone()));
         assert_eq!(state("Lives in Lisbon"), Some(("".into(), "lives in", "lisbon".into())));

@@ -228,7 +228,7 @@ pub fn relation_of(new: &Fingerprint, existing: &Fingerprint, opts: &DedupOption
     let (d, old) = (&new.details, &existing.details);
     // Two events on different dates both happened, however alike.
     if let (Some(a), Some(b)) = (d.occasion(), old.occasion()) {
-        if a != b {
+        if a.text != b.text {
             return Relation::Unrelated;
         }
     }

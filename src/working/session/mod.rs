@@ -566,6 +566,8 @@ impl Session {
             superseded_by: None,
             valid_to: None,
             sources: Vec::new(),
+            temporal: None,
+            valid_from: None,
         };
         entry.validate()?;
         let seq = self.positions.next(now);
