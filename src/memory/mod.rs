@@ -192,16 +192,11 @@ struct Vectors {
 }
 
 /// What `memories` lists.
-#[derive(Debug, Clone, Default, PartialEq, serde::Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct MemoriesOptions {
     /// As of this time (ms): the memories in force then, superseded since
     /// or not. Default: now, current memories only.
     pub as_of: Option<i64>,
-}
-
-impl MemoriesOptions {
-    pub const FIELDS: &'static [&'static str] = &["asOf"];
 }
 
 /// A time given by the caller: ms since the epoch, 1970 to 9999.

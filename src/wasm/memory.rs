@@ -591,9 +591,17 @@ impl JsMemory {
     ) -> Promise {
         let options = match optional(options) {
             None => Ok(memory::MemoriesOptions::default()),
-            Some(o) => {
-                from_js::<memory::MemoriesOptions>(o, "memories options", memory::MemoriesOptions::FIELDS)
+            Some(o) if !o.is_object() || js_sys::Array::is_array(&o) => {
+                Err(Error::invalid("memories options must be an object: { asOf?: number }").into())
             }
+            Some(o) => check_fields(&o, "memories option", &["asOf"]).and_then(|()| {
+                let at = js_sys::Reflect::get(&o, &"asOf".into())?;
+                match at.as_f64() {
+                    Some(ms) if ms.fract() == 0.0 => Ok(memory::MemoriesOptions { as_of: Some(ms as i64) }),
+                    None if at.is_undefined() => Ok(memory::MemoriesOptions::default()),
+                    _ => Err(Error::invalid("asOf must be a whole number of ms since the epoch").into()),
+                }
+            }),
         };
         let m = self.0.clone();
         promise(async move { Ok(m.memories_with(&options?).await?) }, to_js)

@@ -25,3 +25,24 @@ test("two dated events are both kept and both found; a new home supersedes the o
   assert.equal((await m.history(moved.entry.id)).length, 2, "the old home stays in history");
   m.free();
 });
+
+test("memories and search answer as of a date; each memory says whether it is a state or an event", async () => {
+  const m = await am.Memory.open({ namespace: "asof", sessionId: "s" });
+  const may = Date.UTC(2023, 4, 8);
+  await m.remember({ content: "Lives in Lisbon", timestamp: may });
+  const hike = (await m.remember({ content: "Went hiking with Sam on 3 May 2023", timestamp: may })).entry;
+  assert.equal(hike.temporal, "event");
+  assert.equal(hike.validFrom, Date.UTC(2023, 4, 3));
+  const moved = (await m.remember({ content: "Lives in Porto" })).entry;
+  assert.equal(moved.temporal, "state");
+  const june = Date.UTC(2023, 5, 1);
+  assert.deepEqual((await m.memories({ asOf: june })).map((e) => e.content).sort(), ["Lives in Lisbon", "Went hiking with Sam on 3 May 2023"]);
+  assert.deepEqual((await m.memories()).map((e) => e.content).sort(), ["Lives in Porto", "Went hiking with Sam on 3 May 2023"]);
+  assert.deepEqual((await m.search("lives in", { asOf: june })).map((h) => h.text), ["Lives in Lisbon"]);
+  assert.deepEqual((await m.search("lives in")).map((h) => h.text), ["Lives in Porto"]);
+  for (const bad of [{ asOf: -1 }, { asOf: "june" }, { when: 1 }, "x"]) {
+    await assert.rejects(m.memories(bad), (e) => e.code === "INVALID_INPUT", JSON.stringify(bad));
+  }
+  await assert.rejects(m.search("x", { asOf: 2 ** 60 }), (e) => e.code === "INVALID_INPUT");
+  m.free();
+});
