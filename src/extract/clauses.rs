@@ -4,45 +4,48 @@
 //! each reads as a sentence of its own in the third person.
 //!
 //! It splits only where "and" opens a clause with the subject "I" and both
-//! halves stand alone: the first is about the user, the second long
-//! enough to keep and with nothing that points back ("I went hiking and I
-//! loved it" stays one fact, "it" being the hike).
+//! halves stand alone: the first is about the user, the second long enough
+//! to mean something alone and with nothing that points back ("I went
+//! hiking and I loved it" stays one fact, "it" being the hike).
+
+use super::person::{is_i, lower_core};
 
 /// Words that point back into the first clause: the second needs it.
 const POINTS_BACK: &[&str] = &[
-    "it", "it's", "its", "that", "this", "these", "those", "there", "them", "they", "he", "she",
-    "him", "her", "then", "too", "also", "either", "one",
+    "it", "it's", "its", "that", "this", "these", "those", "there", "them", "they", "he", "she", "him",
+    "her", "then", "too", "also", "either", "one",
 ];
 
 /// Verbs a clause about "my" something has ("My name is Ada"): without one,
 /// "My sister and I went" is one subject, not two clauses.
-const COPULAS: &[&str] = &["is", "are", "was", "were", "has", "have", "had", "will", "can"];
+pub(super) const COPULAS: &[&str] = &["is", "are", "was", "were", "has", "have", "had", "will", "can"];
 
-fn core(word: &str) -> String {
-    word.trim_matches(|c: char| !c.is_alphanumeric() && c != '\'' && c != '\u{2019}')
-        .replace('\u{2019}', "'")
-}
+/// Words that open a clause inside the first ("My favorite was when we
+/// were down 10 and I hit the shot"): an "and" after one may join within it.
+const SUBORDINATES: &[&str] = &[
+    "when", "because", "if", "while", "since", "after", "before", "until", "though", "although", "whether",
+    "where", "that", "which", "who",
+];
 
-/// "I", "I'm", "I've", "I'd" or "I'll".
-fn is_i(word: &str) -> bool {
-    matches!(core(word).as_str(), "I" | "I'm" | "I've" | "I'd" | "I'll")
-}
-
-/// A clause about the user: it opens with "I", or with "my" and has a verb.
+/// A clause about the user: it opens with "I", or with "my" and has a verb,
+/// and nothing in it may be what "and" continues.
 fn about_user(clause: &str) -> bool {
+    if clause.split_whitespace().any(|w| SUBORDINATES.contains(&lower_core(w).as_str())) {
+        return false;
+    }
     let mut words = clause.split_whitespace();
     match words.next() {
         Some(first) if is_i(first) => true,
-        Some(first) if core(first).eq_ignore_ascii_case("my") => {
-            words.any(|w| COPULAS.contains(&core(w).to_ascii_lowercase().as_str()))
-        }
+        Some(first) if lower_core(first) == "my" => words.any(|w| COPULAS.contains(&lower_core(w).as_str())),
         _ => false,
     }
 }
 
+/// Five words at least: a shorter clause leans on the first ("I have been
+/// learning Spanish and I practice every day").
 fn stands_alone(clause: &str) -> bool {
-    !super::too_short(clause)
-        && !clause.split_whitespace().any(|w| POINTS_BACK.contains(&core(w).to_ascii_lowercase().as_str()))
+    clause.split_whitespace().count() >= 5
+        && !clause.split_whitespace().any(|w| POINTS_BACK.contains(&lower_core(w).as_str()))
 }
 
 /// The statements of `sentence`, in order: itself, or its clauses.
@@ -97,6 +100,8 @@ mod tests {
             "I can't wait and I study every day",
             "My dog is sick and I am sad",
             "I like tea and coffee",
+            "I have been learning Spanish and I practice every day",
+            "My favorite was when we were down 10 and I hit the shot",
         ] {
             assert_eq!(statements(one), [one]);
         }
