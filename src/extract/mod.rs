@@ -5,13 +5,11 @@
 //! Each sentence of the user's messages ([`sentences`]) that is not a
 //! question is scored from simple signals ([`signals`]); those at or above
 //! [`THRESHOLD`] become memories: small talk trimmed from their start,
-//! relative dates resolved against the message's time ([`dates`]), two
-//! statements joined by "and I" made two ([`clauses`]), the first person
-//! made third ([`person`]), each with the id of the message it came from
-//! (`sources`). Repeats are left to the dedup on write.
+//! relative dates resolved against the message's time ([`dates`]), the
+//! first person made third ([`person`]), each with the id of the message it
+//! came from (`sources`). Repeats are left to the dedup on write.
 //! `npm run bench:extract` scores it on LoCoMo's observations.
 
-pub mod clauses;
 pub mod dates;
 pub mod person;
 pub mod sentences;
@@ -154,34 +152,29 @@ pub fn extract(turns: &[Turn], options: &ExtractOptions) -> Vec<Extracted> {
             let body = sentence[signals::small_talk_prefix(sentence)..].trim();
             let body = body.trim_end_matches(['.', '。', ';', '；', '!', '！', ' ']);
             let resolved = dates::resolve(body, turn.timestamp);
+            let zh = resolved.chars().any(crate::retrieval::analyzer::is_cjk_letter);
+            let name =
+                options.user_name.clone().unwrap_or_else(|| if zh { "用户" } else { "User" }.to_string());
+            let third = person::chinese(&person::english(&resolved, &name), &name);
             let importance = (0.3 + 0.6 / (1.0 + (-score).exp())) as f32;
-            for statement in clauses::statements(&resolved) {
-                let zh = statement.chars().any(crate::retrieval::analyzer::is_cjk_letter);
-                let name =
-                    options.user_name.clone().unwrap_or_else(|| if zh { "用户" } else { "User" }.to_string());
-                let third = person::chinese(&person::english(statement, &name), &name);
-                out.push(Extracted {
-                    content: truncate_chars(&capitalized(&third), MAX_MEMORY_CHARS),
-                    sources: vec![turn.id.to_string()],
-                    category: category(statement),
-                    importance,
-                });
-            }
+            out.push(Extracted {
+                content: truncate_chars(&capitalized(&third), MAX_MEMORY_CHARS),
+                sources: vec![turn.id.to_string()],
+                category: category(sentence),
+                importance,
+            });
         }
     }
     out
 }
 
-/// Fewer than 4 words (or 5 CJK characters) say too little to keep, but
-/// one fewer will do for the speaker's own dated event: "I went yesterday"
-/// tells what they did and when ("Friday works" still says nothing).
+/// Fewer than 4 words (or 5 CJK characters) say too little to keep.
 fn too_short(sentence: &str) -> bool {
-    let dated = (signals::about_speaker(sentence) && dates::has_relative(sentence)) as usize;
     let cjk = sentence.chars().filter(|&c| crate::retrieval::analyzer::is_cjk_letter(c)).count();
     if cjk > 0 {
-        return cjk < 5 - dated;
+        return cjk < 5;
     }
-    sentence.split_whitespace().count() < 4 - dated
+    sentence.split_whitespace().count() < 4
 }
 
 fn capitalized(text: &str) -> String {
@@ -232,84 +225,6 @@ mod tests {
             turn("m3", Role::User, "Do you like cats? Haha, yes!"),
         ];
         assert!(extract(&turns, &ExtractOptions::default()).is_empty());
-    }
-
-    /// The memories of one user message said on 8 May 2023.
-    fn said(content: &str) -> Vec<String> {
-        let turns = [turn("m", Role::User, content)];
-        extract(&turns, &ExtractOptions::default()).into_iter().map(|e| e.content).collect()
-    }
-
-    #[test]
-    fn a_pet_and_its_name() {
-        assert_eq!(said("My dog is called Pixel."), ["User's dog is called Pixel"]);
-    }
-
-    #[test]
-    fn a_pet_the_user_has_and_its_name() {
-        assert_eq!(said("I have a dog called Pixel."), ["User has a dog called Pixel"]);
-    }
-
-    #[test]
-    fn a_pets_name() {
-        assert_eq!(said("My cat's name is Miso."), ["User's cat's name is Miso"]);
-    }
-
-    #[test]
-    fn what_the_user_trains_for() {
-        assert_eq!(
-            said("I am training for the Berlin marathon in September."),
-            ["User is training for the Berlin marathon in September"]
-        );
-    }
-
-    #[test]
-    fn a_short_dated_event_and_its_day() {
-        assert_eq!(said("I went yesterday"), ["User went on 7 May 2023"]);
-        // Short and dated, but about nothing of the user's.
-        assert!(said("Next Friday works.").is_empty());
-    }
-
-    #[test]
-    fn verbs_joined_by_and_agree() {
-        assert_eq!(
-            said("I live in Berlin and work as a nurse."),
-            ["User lives in Berlin and works as a nurse"]
-        );
-    }
-
-    #[test]
-    fn two_statements_are_two_facts() {
-        let turns = [turn("m", Role::User, "My name is Ada and I am allergic to peanuts.")];
-        let got = extract(&turns, &ExtractOptions::default());
-        let contents: Vec<&str> = got.iter().map(|e| e.content.as_str()).collect();
-        assert_eq!(contents, ["User's name is Ada", "User is allergic to peanuts"]);
-        assert!(got.iter().all(|e| e.sources == ["m"] && e.category == Category::Profile));
-    }
-
-    #[test]
-    fn later_mentions_of_the_user_are_pronouns() {
-        assert_eq!(said("I went hiking with my sister."), ["User went hiking with their sister"]);
-    }
-
-    #[test]
-    fn chinese_a_pet_and_its_name() {
-        assert_eq!(said("我的狗叫皮皮。"), ["用户的狗叫皮皮"]);
-    }
-
-    #[test]
-    fn chinese_a_pet_the_user_has() {
-        assert_eq!(said("我养了一只叫咪咪的猫。"), ["用户养了一只叫咪咪的猫"]);
-    }
-
-    #[test]
-    fn chinese_what_the_user_prepares_for() {
-        assert_eq!(said("我在准备九月的柏林马拉松。"), ["用户在准备九月的柏林马拉松"]);
-    }
-
-    #[test]
-    fn chinese_a_short_dated_event() {
-        assert_eq!(said("我昨天去了。"), ["用户2023年5月7日去了"]);
     }
 
     #[test]

@@ -144,39 +144,6 @@ const STATED: &[&str] = &[
     "i usually",
     "i'm a ",
     "i am a ",
-    // Pets, what the user has, and what they are called ("my cat's name is").
-    "my dog",
-    "my cat",
-    "my pet",
-    "i have a ",
-    "i have an ",
-    "i've got a ",
-    "is called ",
-    "name is ",
-    // Where the user comes from, what they eat and do.
-    "i was born",
-    "i grew up",
-    "i'm vegetarian",
-    "i am vegetarian",
-    "i'm vegan",
-    "i am vegan",
-    "i teach",
-    "i study",
-    // What the user is working towards.
-    "i'm training",
-    "i am training",
-    "i'm preparing",
-    "i am preparing",
-    "i'm learning",
-    "i am learning",
-    "been learning",
-    "been training",
-    // What the user did, told in one line ("I went hiking with my sister").
-    "i went ",
-    "i visited ",
-    "i adopted ",
-    "i moved to ",
-    "i started ",
     "我叫",
     "我的名字",
     "我住在",
@@ -195,18 +162,6 @@ const STATED: &[&str] = &[
     "我通常",
     "我总是",
     "我从不",
-    "我的狗",
-    "我的猫",
-    "我家的狗",
-    "我家的猫",
-    "我养了",
-    "我养的",
-    "名叫",
-    "我在准备",
-    "我正在准备",
-    "我在训练",
-    "我在学",
-    "我正在学",
 ];
 
 /// Lowercase words (letters, digits, apostrophes).
@@ -256,29 +211,23 @@ pub fn small_talk_prefix(sentence: &str) -> usize {
     }
 }
 
-/// Chinese drops the subject it means ("跑完了！" is "I finished"): a
-/// statement about no one else is about the speaker.
-fn about_self_zh(text: &str) -> bool {
-    text.contains('我') || !["你", "他", "她", "它"].iter().any(|p| text.contains(p))
-}
-
-/// Whether the sentence, past its small talk, is about the speaker: "I" or
-/// "my" among its first three words, or in Chinese [`about_self_zh`].
-pub fn about_speaker(sentence: &str) -> bool {
-    let body = &sentence[small_talk_prefix(sentence)..];
-    if is_cjk(sentence) {
-        return about_self_zh(body);
-    }
-    words(body).iter().take(3).any(|w| ["i", "i'm", "i've", "i'd", "my"].contains(&w.as_str()))
-}
-
 /// The sentence's score; at or above [`super::THRESHOLD`] it is kept.
 pub fn score(c: &Context) -> f64 {
     let s = c.sentence;
     let lower = s.to_lowercase();
     let w = words(s);
+    let body = &s[small_talk_prefix(s)..];
+    let body_words = words(body);
     let zh = is_cjk(s);
-    let subject = about_speaker(s);
+    let first_words: Vec<&str> = body_words.iter().take(3).map(String::as_str).collect();
+    // Chinese drops the subject it means ("跑完了！" is "I finished"): a
+    // statement about no one else is about the speaker.
+    let about_self_zh = |t: &str| t.contains('我') || !["你", "他", "她", "它"].iter().any(|p| t.contains(p));
+    let subject = if zh {
+        about_self_zh(body)
+    } else {
+        first_words.iter().any(|w| ["i", "i'm", "i've", "i'd", "i was", "my"].contains(w))
+    };
     let statements = sentences(c.message)
         .iter()
         .filter(|t| !is_question(t))
@@ -300,13 +249,10 @@ pub fn score(c: &Context) -> f64 {
     };
     let explicit = EXPLICIT.iter().any(|e| lower.contains(e));
     let padded = format!(" {}", lower.replace('\u{2019}', "'"));
-    // The speaker's own dated event ("I went yesterday") is what a memory
-    // is for, however short the message.
     let stated =
         STATED
             .iter()
-            .any(|p| if p.is_ascii() { padded.contains(&format!(" {p}")) } else { lower.contains(p) })
-            || subject && super::dates::has_relative(s);
+            .any(|p| if p.is_ascii() { padded.contains(&format!(" {p}")) } else { lower.contains(p) });
     -2.08 - 0.26 * (count(&w, YOU) + count_zh(s, &["你"])) + 0.71 * time as u8 as f64
         - 0.2 * (small_talk_prefix(s) > 0) as u8 as f64
         + 0.21 * subject as u8 as f64
