@@ -157,11 +157,15 @@ fn build_once(input: &ContextInput, max_window_tokens: Option<u32>) -> Result<Co
     // what users typed, so it is data too.
     let summary_head = format!("{SUMMARY_HEADING}\n<summary>");
     let summary_frame = section_cost(&summary_head) + tok.count("\n</summary>") as u32;
-    let summary = input.summary.filter(|s| !s.trim().is_empty()).map(|s| {
-        // The budget holds the whole section, its heading and fence too.
-        let cap = input.summary_budget.min(window_room).saturating_sub(summary_frame);
-        defuse(truncate_to_tokens(tok, s, cap as usize))
-    });
+    // The budget holds the whole section, its heading and fence too; a
+    // summary cut to nothing is no section.
+    let summary = input
+        .summary
+        .map(|s| {
+            let cap = input.summary_budget.min(window_room).saturating_sub(summary_frame);
+            defuse(truncate_to_tokens(tok, s, cap as usize))
+        })
+        .filter(|s| !s.trim().is_empty());
     let summary_tokens = summary.as_deref().map(|s| tok.count(s) as u32 + summary_frame);
 
     let mut window = assemble(WindowRequest {

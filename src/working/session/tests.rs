@@ -302,3 +302,23 @@ fn a_section_with_its_heading_stays_within_its_budget() {
     assert!(r.long_term > 3_900 && r.long_term <= 4_000, "long-term section {}", r.long_term);
     assert!(r.long_term_truncated);
 }
+
+#[test]
+fn a_summary_budget_of_zero_sends_no_summary_section() {
+    let store: Rc<dyn Store> = Rc::new(MemoryStore::new());
+    let options = SessionOptions {
+        max_tokens: Some(60),
+        retain_recent_rounds: 1,
+        summary_budget: 0,
+        ..Default::default()
+    };
+    let mut s = open("chat", store, options);
+    for i in 0..10 {
+        block_on(s.add(user(&format!("question number {i}")))).unwrap();
+    }
+    let last = s.pending_compression().last().unwrap().id.clone();
+    block_on(s.commit_summary("a".into(), &last)).unwrap();
+    let ctx = block_on(s.build_context(&ContextRequest::default(), None)).unwrap();
+    assert_eq!(ctx.report.summary, 0, "{:?}", ctx.report);
+    assert!(!ctx.messages[0].content.contains("<summary>"));
+}
