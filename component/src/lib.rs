@@ -66,6 +66,8 @@ fn memory_entry(input: MemoryInput) -> Result<engine::MemoryEntry, Error> {
         tool_calls: Vec::new(),
         tool_call_id: None,
         sources: Vec::new(),
+        temporal: None,
+        valid_from: None,
     };
     input.into_entry(ports::now_ms(), Scope::User).map_err(error)
 }

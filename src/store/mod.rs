@@ -69,14 +69,24 @@ pub trait Store {
         expected: Option<&'a str>,
         items: Vec<(String, String)>,
     ) -> LocalBoxFuture<'a, Result<bool>> {
-        Box::pin(async move {
-            if self.get(check).await?.as_deref() != expected {
-                return Ok(false);
-            }
-            self.put_many(items).await?;
-            Ok(true)
-        })
+        Box::pin(read_then_write(self, check, expected, items))
     }
+}
+
+/// [`Store::put_many_if`] as a read, then a write: for a backend that cannot
+/// check and write in one step (correct within one realm, where the
+/// namespace lock keeps this library's writers apart).
+pub async fn read_then_write<S: Store + ?Sized>(
+    store: &S,
+    check: &str,
+    expected: Option<&str>,
+    items: Vec<(String, String)>,
+) -> Result<bool> {
+    if store.get(check).await?.as_deref() != expected {
+        return Ok(false);
+    }
+    store.put_many(items).await?;
+    Ok(true)
 }
 
 /// Deletes every record of the namespace the store holds (memories,

@@ -165,11 +165,7 @@ impl Store for JsStore {
     ) -> LocalBoxFuture<'a, Result<bool>> {
         Box::pin(async move {
             if method(&self.adapter, "putManyIf").is_none() {
-                if self.get_impl(check).await?.as_deref() != expected {
-                    return Ok(false);
-                }
-                self.put_many_impl(items).await?;
-                return Ok(true);
+                return crate::store::read_then_write(self, check, expected, items).await;
             }
             let obj = self.entries("putManyIf", &items)?;
             let check = JsValue::from_str(&format!("{}{check}", self.prefix));
