@@ -84,8 +84,8 @@ test("export, purge, import gives back the same state; import is idempotent", as
   await m.purge();
   assert.equal((await m.memories()).length, 0);
   const doc = JSON.parse(JSON.stringify(before));
-  assert.deepEqual(await m.importMemories(doc), { added: 2, updated: 0, unchanged: 0 });
-  assert.deepEqual(await m.importMemories(doc), { added: 0, updated: 0, unchanged: 2 });
+  assert.deepEqual(await m.importMemories(doc), { added: 2, updated: 0, unchanged: 0, duplicates: 0 });
+  assert.deepEqual(await m.importMemories(doc), { added: 0, updated: 0, unchanged: 2, duplicates: 0 });
   assert.deepEqual((await m.exportMemories()).entries, before.entries);
   await assert.rejects(m.importMemories({ format: "other", version: 1, exportedAt: 0, entries: [] }), (e) => e.code === "INVALID_INPUT");
 });
