@@ -836,7 +836,7 @@ mod tests {
         let may = crate::dates::ms_of(2023, 5, 8);
         let clock = Rc::new(ManualClock::new(may));
         let mut lt =
-            block_on(LongTermMemory::open(store, clock.clone(), LongTermOptions::default())).unwrap();
+            block_on(LongTermMemory::open(store.clone(), clock.clone(), LongTermOptions::default())).unwrap();
         block_on(lt.remember(new_memory("Lives in Lisbon", Scope::User, may))).unwrap();
         block_on(lt.remember(new_memory("Went hiking with Sam on 3 May 2023", Scope::User, may))).unwrap();
         let july = crate::dates::ms_of(2023, 7, 1);
@@ -864,6 +864,12 @@ mod tests {
         assert_eq!(hits.iter().map(|h| h.text.as_str()).collect::<Vec<_>>(), ["Lives in Lisbon"]);
         let now = lt.search("lives in", None, &SearchOptions::default()).unwrap();
         assert_eq!(now.iter().map(|h| h.text.as_str()).collect::<Vec<_>>(), ["Lives in Porto"]);
+        // Another instance, opened afterwards, reads the same past from the store.
+        let reopened = block_on(LongTermMemory::open(store, clock, LongTermOptions::default())).unwrap();
+        assert_eq!(
+            contents(reopened.memories_as_of(june)),
+            ["Lives in Lisbon", "Went hiking with Sam on 3 May 2023"]
+        );
     }
 
     #[test]
