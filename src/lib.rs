@@ -73,6 +73,7 @@ pub mod entry;
 pub mod error;
 pub mod extract;
 pub mod fence;
+mod hash;
 pub mod llm;
 pub mod longterm;
 pub mod memory;

@@ -19,6 +19,7 @@ use serde::Serialize;
 
 use crate::entry::{Kind, MemoryEntry, Role, Scope};
 use crate::error::{ErrorCode, Result};
+use crate::hash::Fnv64;
 use crate::llm::governor::{Governor, Purpose};
 use crate::llm::outbox::{self, OutboxRecord};
 use crate::llm::parse::{self, Candidate, Decision, Layer};
@@ -83,28 +84,19 @@ pub struct EndSessionReport {
 }
 
 /// The idempotency key of a message: its session, position and text.
-/// FNV-1a, 64 bits: stable across versions and platforms, unlike std's
-/// hasher, and a collision among one namespace's messages is negligible.
+/// FNV-1a ([`Fnv64`]): a collision among one namespace's messages is
+/// negligible.
 /// Positions written before writers existed (writer 0) hash as they did
 /// then, so their processed marks still hold.
 pub fn message_hash(session: &str, seq: Seq, role: Role, content: &str) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    let mut feed = |bytes: &[u8]| {
-        for &b in bytes {
-            h ^= b as u64;
-            h = h.wrapping_mul(0x0100_0000_01b3);
-        }
-    };
-    feed(session.as_bytes());
-    feed(&[0]);
+    let mut h = Fnv64::default();
+    h.feed(session.as_bytes()).feed(&[0]);
     match position::writer_of(seq) {
-        0 => feed(&position::clock_of(seq).to_le_bytes()),
-        _ => feed(&seq.to_le_bytes()),
-    }
-    feed(role.as_str().as_bytes());
-    feed(&[0]);
-    feed(content.as_bytes());
-    format!("{h:016x}")
+        0 => h.feed(&position::clock_of(seq).to_le_bytes()),
+        _ => h.feed(&seq.to_le_bytes()),
+    };
+    h.feed(role.as_str().as_bytes()).feed(&[0]).feed(content.as_bytes());
+    format!("{:016x}", h.finish())
 }
 
 /// Runs session end for `session`, storing memories through `longterm`. The

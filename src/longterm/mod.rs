@@ -13,6 +13,7 @@
 mod batch;
 pub mod dedup;
 mod lines;
+pub mod log;
 pub mod records;
 pub mod snapshot;
 mod temporal;

@@ -1,0 +1,156 @@
+//! One operation of the log: what a writer decided, immutable once written
+//! and named by its content.
+
+use serde::{Deserialize, Serialize};
+
+use crate::entry::MemoryEntry;
+use crate::hash::Fnv64;
+
+/// When an operation was made and by whom: a hybrid logical clock
+/// (milliseconds << 16, plus a counter, never behind a stamp its writer has
+/// seen), then the writer's random id. Every instance orders operations by
+/// it the same way, and an operation made after another was seen sorts
+/// after it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Stamp {
+    pub clock: u64,
+    pub writer: u64,
+}
+
+impl Stamp {
+    /// The wall time of the stamp (ms since the epoch).
+    pub fn ms(&self) -> i64 {
+        (self.clock >> 16) as i64
+    }
+}
+
+/// A writer's clock: each stamp after the last it made and after every
+/// stamp it has seen, so a writer whose wall clock runs behind still orders
+/// its decisions after what they were based on.
+#[derive(Debug, Clone)]
+pub struct Clock {
+    writer: u64,
+    last: u64,
+}
+
+impl Clock {
+    pub fn new(writer: u64) -> Clock {
+        Clock { writer, last: 0 }
+    }
+
+    pub fn next(&mut self, now_ms: i64) -> Stamp {
+        let wall = (now_ms.max(0) as u64).saturating_mul(1 << 16);
+        self.last = wall.max(self.last.saturating_add(1));
+        Stamp { clock: self.last, writer: self.writer }
+    }
+
+    pub fn observe(&mut self, stamp: Stamp) {
+        self.last = self.last.max(stamp.clock);
+    }
+}
+
+/// What an operation does. Memories carry no validity of their own here:
+/// whether one is in force, and what replaced it, is decided by the fold.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", tag = "do")]
+pub enum Action {
+    /// A new memory (remembered, imported, drawn from a session).
+    Create { entry: MemoryEntry },
+    /// A new memory replacing `replaces`: a state's new value, a fuller
+    /// version, a merge of several.
+    Supersede { entry: MemoryEntry, replaces: Vec<String> },
+    /// An undo: memory `id` leaves force and, if it was in force, what it
+    /// replaced comes back.
+    Retract { id: String },
+    /// Memories forgotten: they leave the view, whatever the order their
+    /// operations arrive in, and no later operation brings them back.
+    Forget { ids: Vec<String> },
+    /// Messages judged at session end, marked until `until` (ms), so that
+    /// no instance judges them again.
+    Processed { hashes: Vec<String>, until: i64 },
+}
+
+/// An operation: the same stamp and action are the same operation, however
+/// often it is written or read.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Op {
+    pub stamp: Stamp,
+    #[serde(flatten)]
+    pub action: Action,
+}
+
+/// An operation's name: its stamp, then a hash of its content, as text that
+/// sorts in stamp order (`<clock>-<writer>-<hash>`, 16 hex digits each).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct OpId(String);
+
+impl OpId {
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The id named by `text`, if it is one.
+    pub fn parse(text: &str) -> Option<OpId> {
+        let hex = |part: &str| part.len() == 16 && part.bytes().all(|b| b.is_ascii_hexdigit());
+        let parts: Vec<&str> = text.split('-').collect();
+        (parts.len() == 3 && parts.iter().all(|p| hex(p))).then(|| OpId(text.to_ascii_lowercase()))
+    }
+}
+
+impl Op {
+    pub fn new(stamp: Stamp, action: Action) -> Op {
+        Op { stamp, action }
+    }
+
+    /// The operation's id. Its JSON is what is hashed: field order and
+    /// metadata order are fixed by the types, so every instance names an
+    /// operation alike.
+    pub fn id(&self) -> OpId {
+        let json = serde_json::to_string(self).unwrap_or_default();
+        let hash = Fnv64::default().feed(json.as_bytes()).finish();
+        OpId(format!("{:016x}-{:016x}-{hash:016x}", self.stamp.clock, self.stamp.writer))
+    }
+
+    /// The memory the operation writes, if it writes one.
+    pub fn entry(&self) -> Option<&MemoryEntry> {
+        match &self.action {
+            Action::Create { entry } | Action::Supersede { entry, .. } => Some(entry),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::entry::Scope;
+    use crate::longterm::records::new_memory;
+
+    #[test]
+    fn ids_sort_by_stamp_and_name_the_content() {
+        let entry = new_memory("Has 2 kids", Scope::User, 1_000);
+        let a = Op::new(Stamp { clock: 1 << 16, writer: 7 }, Action::Create { entry: entry.clone() });
+        let b = Op::new(Stamp { clock: 2 << 16, writer: 1 }, Action::Create { entry });
+        assert!(a.id() < b.id());
+        assert_eq!(a.id(), a.clone().id());
+        let other = Op::new(a.stamp, Action::Retract { id: "x".into() });
+        assert_ne!(a.id(), other.id());
+        assert_eq!(OpId::parse(a.id().as_str()), Some(a.id()));
+        assert_eq!(OpId::parse("not-an-id"), None);
+        // Through JSON and back, the same operation.
+        let json = serde_json::to_string(&a).unwrap();
+        assert_eq!(serde_json::from_str::<Op>(&json).unwrap().id(), a.id());
+    }
+
+    #[test]
+    fn a_clock_never_runs_behind_what_it_saw() {
+        let mut clock = Clock::new(3);
+        let first = clock.next(1_000);
+        assert_eq!(first.ms(), 1_000);
+        assert!(clock.next(1_000) > first);
+        clock.observe(Stamp { clock: 5_000 << 16, writer: 9 });
+        let after = clock.next(1_000);
+        assert!(after.clock > 5_000 << 16);
+        assert_eq!(after.writer, 3);
+    }
+}
