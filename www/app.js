@@ -195,6 +195,8 @@ function renderContext(index = state.turns.length - 1) {
 
 // ---- memory panel ----
 
+const day = (ms) => new Date(ms).toISOString().slice(0, 10);
+
 async function renderMemories() {
   const m = state.memory;
   const memories = await m.memories();
@@ -204,10 +206,12 @@ async function renderMemories() {
     if (!groups.has(name)) groups.set(name, []);
     groups.get(name).push(e);
   }
+  // A state holds until a newer value replaces it; an event happened once.
+  const truth = (e) => (e.temporal === "event" ? `event on ${day(e.validFrom ?? e.timestamp)}` : `state since ${day(e.validFrom ?? e.timestamp)}`);
   const item = (e) => `
     <div class="memory" data-id="${esc(e.id)}">
       <div>${esc(e.content)}</div>
-      <div class="meta">${esc(e.metadata.category ?? e.kind)} · importance ${e.importance.toFixed(2)} · ${e.sources?.length ?? 0} source message(s)${e.metadata.supersedes ? " · replaces an older version" : ""}</div>
+      <div class="meta">${esc(e.metadata.category ?? e.kind)} · ${truth(e)} · importance ${e.importance.toFixed(2)} · ${e.sources?.length ?? 0} source message(s)${e.metadata.supersedes ? " · replaces an older version" : ""}</div>
       <div class="row">
         <button type="button" data-action="history">History</button>
         ${e.metadata.supersedes ? `<button type="button" data-action="undo">Undo</button>` : ""}
@@ -234,7 +238,7 @@ async function onMemoryAction(event) {
   if (button.dataset.action === "history") {
     const list = box.querySelector(".history");
     const versions = await m.history(id);
-    list.innerHTML = versions.map((v) => `<div>${v.validTo ? "✗" : "✓"} ${esc(v.content)}</div>`).join("");
+    list.innerHTML = versions.map((v) => `<div>${v.validTo ? "✗" : "✓"} ${esc(v.content)} <span class="meta">(${day(v.validFrom ?? v.timestamp)} to ${v.validTo ? day(v.validTo) : "now"})</span></div>`).join("");
     list.hidden = !list.hidden;
     return;
   }

@@ -445,6 +445,7 @@ async fn apply(
             MemoryEntry::new(c.content, Kind::Fact, Role::User, scope_of(c.layer, agent_id.as_deref()), now);
         entry.importance = c.importance;
         entry.sources = c.sources;
+        entry.temporal = c.temporal;
         entry.metadata.insert("category".into(), c.category.as_str().into());
         entry.metadata.insert("sessionId".into(), session_id.into());
         match decision {

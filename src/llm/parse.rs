@@ -5,6 +5,8 @@
 
 use serde_json::Value;
 
+use crate::entry::Temporal;
+
 /// Longest memory the judge may store, in characters (seed 002).
 pub const MAX_MEMORY_CHARS: usize = 200;
 /// Memories one judge answer may add: a batch of conversation holds a few
@@ -74,6 +76,9 @@ pub struct Candidate {
     pub importance: f32,
     /// The ids of the messages it was drawn from.
     pub sources: Vec<String>,
+    /// State or event, as the model said; `None`: the rules decide when
+    /// it is stored.
+    pub temporal: Option<Temporal>,
 }
 
 /// How many opening brackets [`extract_json`] tries as the start of the
@@ -231,12 +236,18 @@ pub fn parse_judge(
                     }
                 }
             }
+            let temporal = match field("kind").and_then(Value::as_str).map(str::trim) {
+                Some(k) if k.eq_ignore_ascii_case("event") => Some(Temporal::Event),
+                Some(k) if k.eq_ignore_ascii_case("state") => Some(Temporal::State),
+                _ => None,
+            };
             Some(Candidate {
                 content,
                 category,
                 layer,
                 importance: importance(field("importance"), category),
                 sources,
+                temporal,
             })
         })
         .collect::<Vec<_>>();
@@ -341,7 +352,7 @@ mod tests {
                 {{"content": ""}},
                 {{"content": "{long}"}},
                 {{"content": "Answer briefly", "category": "experience"}},
-                {{"content": "likes tea", "importance": 0.9, "category": "nonsense", "scope": "agent:x"}},
+                {{"content": "likes tea", "importance": 0.9, "category": "nonsense", "scope": "agent:x", "kind": "State"}},
                 42,
                 "User lives in Lyon"
             ]}} trailing words"#
@@ -356,9 +367,11 @@ mod tests {
                 layer: Layer::User,
                 importance: 0.8,
                 sources: vec![],
+                temporal: None,
             }
         );
         assert_eq!(c[1].content.chars().count(), MAX_MEMORY_CHARS);
+        assert_eq!(c[3].temporal, Some(Temporal::State), "the kind the model gave, any case");
         assert_eq!((c[2].layer, c[2].importance), (Layer::Agent, 0.6));
         assert_eq!((c[3].category, c[3].layer, c[3].importance), (Category::Fact, Layer::Agent, 0.9));
         assert_eq!(c[4].content, "User lives in Lyon");

@@ -27,6 +27,7 @@ pub fn judge(context: &[(MemoryEntry, bool)]) -> Vec<Candidate> {
             layer: Layer::User,
             importance: m.importance,
             sources: m.sources,
+            temporal: None,
         })
         .collect()
 }

@@ -8,9 +8,15 @@ use crate::entry::{Kind, MemoryEntry, Temporal};
 use crate::longterm::dedup::Details;
 
 /// `entry` with its kind of truth and `validFrom` filled in, when a fact
-/// and not given.
+/// and not given. An event the caller (or the model) named without a
+/// `validFrom` takes its text's date, if it names one.
 pub fn classified(mut entry: MemoryEntry) -> MemoryEntry {
-    if entry.kind != Kind::Fact || entry.temporal.is_some() {
+    let settled = match entry.temporal {
+        Some(Temporal::State) => true,
+        Some(Temporal::Event) => entry.valid_from.is_some(),
+        None => false,
+    };
+    if entry.kind != Kind::Fact || settled {
         return entry;
     }
     match Details::new(&entry.content).occasion() {
@@ -18,7 +24,7 @@ pub fn classified(mut entry: MemoryEntry) -> MemoryEntry {
             entry.temporal = Some(Temporal::Event);
             entry.valid_from = entry.valid_from.or(Some(occasion.ms(entry.timestamp)));
         }
-        None => entry.temporal = Some(Temporal::State),
+        None => entry.temporal = entry.temporal.or(Some(Temporal::State)),
     }
     entry
 }
@@ -42,5 +48,13 @@ mod tests {
         let given =
             MemoryEntry { temporal: Some(Temporal::State), ..new_memory("Ran on 3 May", Scope::User, said) };
         assert_eq!(classified(given).temporal, Some(Temporal::State), "what the caller said is kept");
+        // An event the model named takes its text's date; without one, the
+        // time it was said.
+        let named = |text: &str| {
+            classified(MemoryEntry { temporal: Some(Temporal::Event), ..new_memory(text, Scope::User, said) })
+        };
+        assert_eq!(named("Ran a 10k on 3 May 2023").valid_from, Some(crate::dates::ms_of(2023, 5, 3)));
+        let undated = named("Ran a 10k");
+        assert_eq!((undated.temporal, undated.valid_from), (Some(Temporal::Event), None));
     }
 }

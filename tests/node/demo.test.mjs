@@ -127,6 +127,7 @@ test("a person chats, ends the session, reloads, and the demo remembers", async 
   await page.click("#tab-memory");
   let texts = await memoryTexts(page);
   assert.ok(texts.some((t) => /Porto/.test(t)) && !texts.some((t) => /lives in Lisbon/.test(t)), JSON.stringify(texts));
+  assert.match(await page.locator(".memory", { hasText: "Porto" }).first().textContent(), /state since \d{4}-\d{2}-\d{2}/, "a state says since when");
   await page.locator(".memory", { hasText: "Porto" }).getByRole("button", { name: "Undo" }).click();
   await page.waitForFunction(() => /lives in Lisbon/.test(document.getElementById("memory-list").textContent));
   texts = await memoryTexts(page);

@@ -341,3 +341,27 @@ fn a_judge_answer_of_thousands_adds_at_most_the_cap_and_says_so() {
         [format!("the judge listed 5000 memories; the first {} were kept", parse::MAX_JUDGED_MEMORIES)]
     );
 }
+
+#[test]
+fn the_kind_the_judge_gives_is_stored_and_an_event_takes_its_date() {
+    let f = fixture(&[("I moved to Porto, and I ran the Lisbon half on 3 May 2023", "Well done!")]);
+    let llm = Rc::new(ScriptedLlm::new([Reply::text(
+        r#"{"memories": [
+            {"content": "The user lives in Porto", "kind": "state", "importance": 8},
+            {"content": "The user ran the Lisbon half marathon on 3 May 2023", "kind": "event", "importance": 6},
+            {"content": "The user trains on Sundays", "importance": 5}
+        ]}"#,
+    )]));
+    let g = governor(&f, &llm);
+    end(&f, &g);
+    let prompt = &llm.requests()[0].messages[0].content;
+    assert!(prompt.contains("\"kind\""), "the judge is asked for the kind");
+    let stored = block_on(f.longterm.lock()).memories();
+    let by = |text: &str| stored.iter().find(|e| e.content.contains(text)).unwrap().clone();
+    assert_eq!(by("Porto").temporal, Some(crate::entry::Temporal::State));
+    let run = by("half marathon");
+    assert_eq!(run.temporal, Some(crate::entry::Temporal::Event));
+    assert_eq!(run.valid_from, Some(crate::dates::ms_of(2023, 5, 3)));
+    // Without a kind, the rules decide: no date, a state.
+    assert_eq!(by("Sundays").temporal, Some(crate::entry::Temporal::State));
+}
