@@ -21,6 +21,7 @@ use crate::entry::{Kind, MemoryEntry, Role, Scope};
 use crate::error::{ErrorCode, Result};
 use crate::hash::Fnv64;
 use crate::llm::governor::{Governor, Purpose};
+use crate::llm::lease::Lease;
 use crate::llm::outbox::{self, OutboxRecord};
 use crate::llm::parse::{self, Candidate, Decision, Layer};
 use crate::llm::prompts::{self, Language, ResolveItem};
@@ -163,100 +164,144 @@ async fn end_session_inner(
         r.refresh().await?;
         hashes.iter().map(|h| !r.is_processed(h)).collect()
     };
-    let lang =
-        Language::detect(chat.iter().filter(|(_, e)| e.role == Role::User).map(|(_, e)| e.content.as_str()));
-    let tokens: Vec<u32> =
-        chat.iter().map(|(_, e)| entry_tokens(tokenizer.as_ref(), &mut e.clone())).collect();
+    // With a model, one instance at a time judges (each would be billed):
+    // one that finds the lease held leaves the work owed, for the holder or
+    // a later end.
+    let lease = match governor {
+        Some(_) if is_new.contains(&true) => {
+            let lease = Lease::new(store.clone(), &storage_id, crate::entry::random_u64(clock.now_ms()));
+            if !lease.take(clock.now_ms()).await? {
+                report.errors.push(ANOTHER_ENDING.into());
+                return Ok(report);
+            }
+            Some(lease)
+        }
+        _ => None,
+    };
+    let held = lease.as_ref();
+    let out = async move {
+        let lang = Language::detect(
+            chat.iter().filter(|(_, e)| e.role == Role::User).map(|(_, e)| e.content.as_str()),
+        );
+        let tokens: Vec<u32> =
+            chat.iter().map(|(_, e)| entry_tokens(tokenizer.as_ref(), &mut e.clone())).collect();
 
-    for batch in judge_batches(&is_new, &tokens, options.judge_context_tokens) {
-        let context: Vec<(MemoryEntry, bool)> =
-            batch.clone().map(|i| (chat[i].1.clone(), is_new[i])).collect();
-        let new_entries: Vec<&MemoryEntry> = context.iter().filter(|(_, n)| *n).map(|(e, _)| e).collect();
-        report.new_messages += new_entries.len() as u32;
-        // The numbers the prompt gave the new messages (#1 is the first of
-        // the batch): a memory may cite only those.
-        let cited = |n: u64| {
-            let i = usize::try_from(n).ok()?.checked_sub(1)?;
-            context.get(i).filter(|(_, new)| *new).map(|(e, _)| e.id.clone())
-        };
-        let judged = match governor {
-            Some(g) => Some(g.call(Purpose::Judge, prompts::judge(lang, &context), tokenizer.as_ref()).await),
-            None => None,
-        };
-        let parsed = judged.map(|answer| {
-            let reply = answer.map_err(|e| e.to_string())?;
-            parse::parse_judge(&reply.content, cited).map_err(|unusable| format!("LLM: {unusable}"))
-        });
-        let candidates = match parsed {
-            None => {
-                report.judge = "rules";
-                rules::judge(&context)
-            }
-            Some(Ok(c)) => {
-                report.judge = "llm";
-                c
-            }
-            Some(Err(why)) => {
-                report.errors.push(format!("judge fell back to rules: {why}"));
-                if report.judge != "llm" {
-                    report.judge = "rules";
+        for (n, batch) in
+            judge_batches(&is_new, &tokens, options.judge_context_tokens).into_iter().enumerate()
+        {
+            if let Some(lease) = held.filter(|_| n > 0) {
+                if !lease.take(clock.now_ms()).await? {
+                    report.errors.push(ANOTHER_ENDING.into());
+                    return Ok(report);
                 }
-                rules::judge(&context)
             }
-        };
-        let mut candidates = candidates;
-        if candidates.len() > parse::MAX_JUDGED_MEMORIES {
-            report.errors.push(format!(
-                "the judge listed {} memories; the first {} were kept",
-                candidates.len(),
-                parse::MAX_JUDGED_MEMORIES
-            ));
-            candidates.truncate(parse::MAX_JUDGED_MEMORIES);
+            let context: Vec<(MemoryEntry, bool)> =
+                batch.clone().map(|i| (chat[i].1.clone(), is_new[i])).collect();
+            let new_entries: Vec<&MemoryEntry> = context.iter().filter(|(_, n)| *n).map(|(e, _)| e).collect();
+            report.new_messages += new_entries.len() as u32;
+            // The numbers the prompt gave the new messages (#1 is the first of
+            // the batch): a memory may cite only those.
+            let cited = |n: u64| {
+                let i = usize::try_from(n).ok()?.checked_sub(1)?;
+                context.get(i).filter(|(_, new)| *new).map(|(e, _)| e.id.clone())
+            };
+            let judged = match governor {
+                Some(g) => {
+                    Some(g.call(Purpose::Judge, prompts::judge(lang, &context), tokenizer.as_ref()).await)
+                }
+                None => None,
+            };
+            let parsed = judged.map(|answer| {
+                let reply = answer.map_err(|e| e.to_string())?;
+                parse::parse_judge(&reply.content, cited).map_err(|unusable| format!("LLM: {unusable}"))
+            });
+            let candidates = match parsed {
+                None => {
+                    report.judge = "rules";
+                    rules::judge(&context)
+                }
+                Some(Ok(c)) => {
+                    report.judge = "llm";
+                    c
+                }
+                Some(Err(why)) => {
+                    report.errors.push(format!("judge fell back to rules: {why}"));
+                    if report.judge != "llm" {
+                        report.judge = "rules";
+                    }
+                    rules::judge(&context)
+                }
+            };
+            let mut candidates = candidates;
+            if candidates.len() > parse::MAX_JUDGED_MEMORIES {
+                report.errors.push(format!(
+                    "the judge listed {} memories; the first {} were kept",
+                    candidates.len(),
+                    parse::MAX_JUDGED_MEMORIES
+                ));
+                candidates.truncate(parse::MAX_JUDGED_MEMORIES);
+            }
+            let candidates = dedup_batch(candidates);
+            report.candidates += candidates.len() as u32;
+            let done: Vec<String> = batch.filter(|&i| is_new[i]).map(|i| hashes[i].clone()).collect();
+            let batch = Batch { session_id: &storage_id, hashes: &done, lang };
+            apply(longterm, governor, lock, tokenizer.as_ref(), &batch, candidates, options, &mut report)
+                .await?;
         }
-        let candidates = dedup_batch(candidates);
-        report.candidates += candidates.len() as u32;
-        let done: Vec<String> = batch.filter(|&i| is_new[i]).map(|i| hashes[i].clone()).collect();
-        let batch = Batch { session_id: &storage_id, hashes: &done, lang };
-        apply(longterm, governor, lock, tokenizer.as_ref(), &batch, candidates, options, &mut report).await?;
-    }
 
-    // The session summary, when enough is uncovered.
-    let uncovered: Vec<&(Seq, MemoryEntry)> =
-        chat.iter().copied().filter(|(seq, _)| covered.is_none_or(|c| *seq > c)).collect();
-    let mut outstanding: Option<String> = None;
-    if let (Some(governor), true) = (governor, uncovered.len() as u32 >= options.summary_after_messages) {
-        let last_seq = uncovered.last().map(|(s, _)| *s).expect("non-empty");
-        let entries: Vec<(Seq, MemoryEntry)> = uncovered.iter().map(|&x| x.clone()).collect();
-        let summary =
-            summarize_session(governor, tokenizer.as_ref(), lang, previous_summary, &entries, summary_budget)
-                .await;
-        match summary {
-            Ok(text) => {
-                let _held = lock.acquire().await?;
-                let mut s = session.lock().await;
-                report.summary_updated =
-                    matches!(s.commit_summary_through(text, last_seq).await?, SummaryCommit::Written(_));
-            }
-            Err(e) => {
-                report.errors.push(format!("summary: {e}"));
-                outstanding = Some(e.to_string());
+        // The session summary, when enough is uncovered.
+        let uncovered: Vec<&(Seq, MemoryEntry)> =
+            chat.iter().copied().filter(|(seq, _)| covered.is_none_or(|c| *seq > c)).collect();
+        let mut outstanding: Option<String> = None;
+        if let (Some(governor), true) = (governor, uncovered.len() as u32 >= options.summary_after_messages) {
+            let last_seq = uncovered.last().map(|(s, _)| *s).expect("non-empty");
+            let entries: Vec<(Seq, MemoryEntry)> = uncovered.iter().map(|&x| x.clone()).collect();
+            let summary = summarize_session(
+                governor,
+                tokenizer.as_ref(),
+                lang,
+                previous_summary,
+                &entries,
+                summary_budget,
+            )
+            .await;
+            match summary {
+                Ok(text) => {
+                    let _held = lock.acquire().await?;
+                    let mut s = session.lock().await;
+                    report.summary_updated =
+                        matches!(s.commit_summary_through(text, last_seq).await?, SummaryCommit::Written(_));
+                }
+                Err(e) => {
+                    report.errors.push(format!("summary: {e}"));
+                    outstanding = Some(e.to_string());
+                }
             }
         }
-    }
 
-    report.llm_calls = (calls() - calls_before) as u32;
-    match outstanding {
-        None => {
-            outbox::clear(store.as_ref(), &storage_id).await?;
-            report.complete = true;
+        report.llm_calls = (calls() - calls_before) as u32;
+        match outstanding {
+            None => {
+                outbox::clear(store.as_ref(), &storage_id).await?;
+                report.complete = true;
+            }
+            Some(error) => {
+                record.last_error = Some(error);
+                outbox::put(store.as_ref(), &record).await?;
+            }
         }
-        Some(error) => {
-            record.last_error = Some(error);
-            outbox::put(store.as_ref(), &record).await?;
-        }
+        Ok(report)
     }
-    Ok(report)
+    .await;
+    if let Some(lease) = &lease {
+        // Not released, it ends by itself.
+        let _ = lease.release().await;
+    }
+    out
 }
+
+/// Why a session end judged nothing: another instance holds the lease.
+const ANOTHER_ENDING: &str = "another instance is ending this session; its messages are left to it";
 
 /// The session summary through the uncovered messages: one call when they
 /// fit the summary prompt, else the map-reduce of compression.

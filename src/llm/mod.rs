@@ -9,6 +9,7 @@
 pub mod compress;
 pub mod consolidate;
 pub mod governor;
+pub mod lease;
 pub mod outbox;
 pub mod parse;
 pub mod prompts;

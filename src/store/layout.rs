@@ -15,6 +15,7 @@
 //! session/<id>/writer/<writer>         a writer's count of writes (sync)
 //! session/<id>/gone/<message id>       a deleted message's marker (no text)
 //! session/<id>/chunk/<first>_<last>    a chunk summary kept for a retried compression
+//! session/<id>/ending                  the lease of the instance ending the session
 //! outbox/<session id>                  session-end work owed
 //! vec/<document id>                    a document's vector
 //! key/moved/<older key id>             word of a key rotation, for instances on the older key
@@ -77,6 +78,10 @@ pub fn chunk_prefix(storage_id: &str) -> String {
     format!("{SESSIONS_PREFIX}{storage_id}/chunk/")
 }
 
+/// The lease on ending a session ([`crate::llm::lease`]).
+pub fn ending_key(storage_id: &str) -> String {
+    format!("{SESSIONS_PREFIX}{storage_id}/ending")
+}
 /// Whether `key` (under [`SESSIONS_PREFIX`]) is a message's record.
 pub fn is_message_key(key: &str) -> bool {
     key.contains("/msg/")
@@ -126,6 +131,7 @@ mod tests {
             format!("{}w", writer_prefix("s")),
             format!("{}m", gone_prefix("s")),
             format!("{}1_2", chunk_prefix("s")),
+            ending_key("s"),
             outbox_key("s"),
             vector_key("m"),
             moved_key("k"),
@@ -140,6 +146,7 @@ mod tests {
             "session/s/writer/",
             "session/s/gone/",
             "session/s/chunk/",
+            "session/s/ending",
             OUTBOX_PREFIX,
             VECTOR_PREFIX,
             MOVED_PREFIX,

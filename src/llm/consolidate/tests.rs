@@ -365,3 +365,22 @@ fn the_kind_the_judge_gives_is_stored_and_an_event_takes_its_date() {
     // Without a kind, the rules decide: no date, a state.
     assert_eq!(by("Sundays").temporal, Some(crate::entry::Temporal::State));
 }
+
+#[test]
+fn a_session_another_instance_is_ending_is_left_to_it_and_judged_once() {
+    let f = fixture(&[("I live in Lisbon and work as a nurse", "Nice!")]);
+    // Another process took the lease a moment ago.
+    let other = crate::llm::lease::Lease::new(f.store.clone(), "s1", 99);
+    assert!(block_on(other.take(1_700_000_000_000)).unwrap());
+    let llm = Rc::new(ScriptedLlm::new([Reply::text(r#"{"memories": [{"content": "The user lives in Lisbon"}]}"#)]));
+    let g = governor(&f, &llm);
+    let r = end(&f, &g);
+    assert_eq!((r.llm_calls, r.added, r.complete), (0, 0, false), "{r:?}");
+    assert!(r.errors[0].contains("another instance is ending this session"), "{:?}", r.errors);
+    assert!(block_on(outbox::get(f.store.as_ref(), "s1", &DamageLog::default())).unwrap().is_some(), "still owed");
+    // Its lease ends (it died, say): the next end judges, once, and lets go.
+    f.clock.advance(crate::llm::lease::LEASE_MS);
+    let r = end(&f, &g);
+    assert_eq!((r.llm_calls, r.added, r.complete), (1, 1, true), "{r:?}");
+    assert!(block_on(f.store.get(&crate::store::layout::ending_key("s1"))).unwrap().is_none(), "released");
+}
