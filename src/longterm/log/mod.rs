@@ -13,7 +13,8 @@
 pub mod fold;
 pub mod op;
 
-#[cfg(test)]
+// Property tests: proptest is a native dev-dependency only.
+#[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests;
 
 pub use fold::{Log, View};
