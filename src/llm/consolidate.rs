@@ -130,7 +130,7 @@ async fn end_session_inner(
     lock: &NamedLock,
     options: &EndSessionOptions,
 ) -> Result<EndSessionReport> {
-    let (store, clock, tokenizer, storage_id, history, covered, previous_summary, summary_budget) = {
+    let (store, clock, tokenizer, storage_id, history, covered, previous_summary, summary_budget, writer) = {
         let s = session.lock().await;
         (
             s.store().clone(),
@@ -141,6 +141,7 @@ async fn end_session_inner(
             s.summary_covers_through(),
             s.summary().map(|e| e.content.clone()),
             s.options().summary_budget,
+            s.writer(),
         )
     };
     let mut record =
@@ -169,7 +170,9 @@ async fn end_session_inner(
     // a later end.
     let lease = match governor {
         Some(_) if is_new.contains(&true) => {
-            let lease = Lease::new(store.clone(), &storage_id, crate::entry::random_u64(clock.now_ms()));
+            // Held by the instance: an end of its own that was aborted
+            // (and never let go) does not lock it out.
+            let lease = Lease::new(store.clone(), &storage_id, writer);
             if !lease.take(clock.now_ms()).await? {
                 report.errors.push(ANOTHER_ENDING.into());
                 return Ok(report);

@@ -43,7 +43,7 @@ use futures::lock::Mutex;
 use serde::Serialize;
 
 use crate::embed::{EmbedOptions, EmbedStats, Embedding};
-use crate::entry::{MemoryEntry, Scope};
+use crate::entry::{MemoryEntry, Role, Scope};
 use crate::error::{Error, ErrorCode, Result};
 use crate::llm::compress::{self, CompressReport};
 use crate::llm::consolidate::{self, EndSessionOptions, EndSessionReport};
@@ -634,6 +634,18 @@ impl Memory {
     pub async fn build_context(&self, mut request: ContextRequest) -> Result<Context> {
         request.query = request.query.map(|q| self.scrub(&q, Place::Query));
         request.recall = request.recall.map(|q| self.scrub(&q, Place::Query));
+        // The user's new message is stored as the turn's (the history would
+        // otherwise lose every question), unless the turn holds it already.
+        if let Some(q) = request.query.clone() {
+            let asked = {
+                let mut s = self.inner.session.lock().await;
+                s.sync().await?;
+                s.is_asked(&q)
+            };
+            if !asked {
+                self.add(NewMessage { role: Some(Role::User), content: q, ..NewMessage::default() }).await?;
+            }
+        }
         let (budget, tokenizer, session) = {
             let s = self.inner.session.lock().await;
             (s.options().long_term_budget, s.tokenizer().clone(), s.storage_id().to_string())

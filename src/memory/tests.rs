@@ -825,7 +825,8 @@ fn an_embedder_finds_what_shares_no_word_and_its_vectors_persist_per_model() {
     let v2 = TopicEmbedder::new("topics-v2");
     let m3 = w.open_embedding("chat", &v2);
     w.run(m3.idle());
-    assert_eq!(v2.texts.borrow().len(), 3, "re-embedded under the new model");
+    // The three memories and the question the request stored, as a turn.
+    assert_eq!(v2.texts.borrow().len(), 4, "re-embedded under the new model");
     let stored = {
         let store = w.store.clone();
         w.run(async move { store.list(crate::store::layout::VECTOR_PREFIX).await })
@@ -1289,7 +1290,8 @@ fn a_forgotten_memory_leaves_nothing_behind_its_history_messages_summary_or_reca
     // Another instance of the session, opened afresh, holds none of it either.
     let other = w.open("s", None);
     assert!(w.run(other.session_history()).unwrap().iter().all(|e| !e.content.contains("4921")));
-    assert_eq!(w.run(other.session_history()).unwrap().len(), 8, "the other messages stay");
+    // The other eight, and the question the request stored.
+    assert_eq!(w.run(other.session_history()).unwrap().len(), 9, "the other messages stay");
 }
 
 #[test]
@@ -1378,4 +1380,27 @@ fn popping_takes_back_the_newest_message_only() {
     let fresh = w.open("s", None);
     assert_eq!(contents(&w.run(fresh.session_history()).unwrap()), vec!["first", "third"]);
     assert_eq!(mentions(&mut w, "second"), Vec::<String>::new());
+}
+
+#[test]
+fn the_question_a_request_sends_is_stored_once_as_the_turns_message() {
+    let mut w = World::new();
+    let m = w.open("s", None);
+    w.run(m.add(user("I have a dog called Pixel"))).unwrap();
+    w.run(m.add(assistant("Nice!"))).unwrap();
+    let ask = |w: &mut World, q: &str| {
+        w.run(m.build_context(ContextRequest { query: Some(q.into()), ..Default::default() })).unwrap()
+    };
+    let ctx = ask(&mut w, "What is my dog called?");
+    assert_eq!(ctx.messages.last().unwrap().content, "What is my dog called?");
+    // Asked again (a retry, a tool step): neither stored nor sent twice.
+    let again = ask(&mut w, "What is my dog called?");
+    assert_eq!(again.messages.iter().filter(|x| x.content == "What is my dog called?").count(), 1);
+    w.run(m.add(assistant("Pixel."))).unwrap();
+    let history: Vec<String> = w.run(m.session_history()).unwrap().into_iter().map(|e| e.content).collect();
+    assert_eq!(history, ["I have a dog called Pixel", "Nice!", "What is my dog called?", "Pixel."]);
+    // The same question in a new turn is a new message; `recall` stores nothing.
+    ask(&mut w, "What is my dog called?");
+    w.run(m.build_context(ContextRequest { recall: Some("dog".into()), ..Default::default() })).unwrap();
+    assert_eq!(w.run(m.session_history()).unwrap().len(), 5);
 }

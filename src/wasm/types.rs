@@ -356,7 +356,7 @@ export interface LlmStats {
 export interface OutboxRecord { sessionId: string; since: number; attempts: number; lastError?: string; }
 
 export interface ContextRequest {
-  /** The user's new message: appended unless the history already ends with it, and the long-term query. */
+  /** The user's new message: stored as the turn's user message and sent last, unless the turn holds it already (a retry, a tool step); also the long-term query. */
   query?: string;
   /** What to recall long-term memory with instead of `query`, never appended: for a request whose new message is already in the history (a tool step of a turn). */
   recall?: string;

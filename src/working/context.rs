@@ -12,7 +12,7 @@
 use serde::Serialize;
 
 use crate::budget::TokenBudget;
-use crate::entry::Role;
+use crate::entry::{MemoryEntry, Role};
 use crate::error::{Error, ErrorCode, Result};
 use crate::fence::defuse;
 use crate::tokens::{truncate_to_lines, truncate_to_tokens, Tokenizer, TokenizerId};
@@ -82,6 +82,17 @@ pub struct Context {
     pub report: ContextReport,
 }
 
+/// Whether the history holds `query` as this turn's message already: the
+/// newest message, past the turn's tool steps (tool results, the
+/// assistant's tool calls), is the user saying it. Then a request neither
+/// sends it twice nor stores it again (a tool step, a retried request).
+pub fn is_asked<'a>(history: impl DoubleEndedIterator<Item = &'a MemoryEntry>, query: &str) -> bool {
+    history
+        .rev()
+        .find(|e| e.role != Role::System && e.role != Role::Tool && e.tool_calls.is_empty())
+        .is_some_and(|e| e.role == Role::User && e.content == query)
+}
+
 fn join_system(parts: &[String]) -> String {
     parts.iter().filter(|p| !p.is_empty()).cloned().collect::<Vec<_>>().join("\n\n")
 }
@@ -125,9 +136,7 @@ fn build_once(input: &ContextInput, max_window_tokens: Option<u32>) -> Result<Co
     let tools_tokens = input.tools_json.map_or(0, |t| tok.count(t) as u32);
 
     let chat: Vec<Item> = input.history.iter().filter(|i| i.entry.role != Role::System).copied().collect();
-    let append_query = input.query.filter(|q| {
-        chat.last().is_none_or(|last| !(last.entry.role == Role::User && last.entry.content == *q))
-    });
+    let append_query = input.query.filter(|q| !is_asked(chat.iter().map(|i| i.entry), q));
     let query_tokens = append_query.map_or(0, |q| text_message_tokens(tok, q));
     let fixed = system_tokens + tools_tokens + query_tokens + REPLY_PRIMING;
     if fixed > limit {
@@ -245,5 +254,33 @@ pub fn total_tokens(tok: &dyn Tokenizer, messages: &[ChatMessage]) -> u32 {
         0
     } else {
         sum + REPLY_PRIMING
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::entry::{Kind, Scope, ToolCall};
+
+    fn said(role: Role, text: &str) -> MemoryEntry {
+        MemoryEntry::new(text, Kind::Conversation, role, Scope::Session, 0)
+    }
+
+    #[test]
+    fn a_question_is_asked_until_a_reply_past_the_turns_tool_steps() {
+        let q = "What is the weather in Lisbon?";
+        let mut history = vec![said(Role::User, "hi"), said(Role::Assistant, "hello"), said(Role::User, q)];
+        assert!(is_asked(history.iter(), q));
+        assert!(!is_asked(history.iter(), "something else"));
+        // The turn's tool steps: still this turn's question.
+        let mut call = said(Role::Assistant, "");
+        call.tool_calls.push(ToolCall { id: "c1".into(), name: "weather".into(), arguments: "{}".into() });
+        history.push(call);
+        history.push(MemoryEntry { tool_call_id: Some("c1".into()), ..said(Role::Tool, "18°C") });
+        assert!(is_asked(history.iter(), q));
+        // Answered: the same words again are a new question.
+        history.push(said(Role::Assistant, "18°C and sunny."));
+        assert!(!is_asked(history.iter(), q));
+        assert!(!is_asked(std::iter::empty(), q));
     }
 }

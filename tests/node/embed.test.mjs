@@ -29,7 +29,8 @@ test("an embed function makes recall hybrid; vectors persist with their model an
   assert.match(messages[0].content, /blue sedan/);
   const stats = (await m.stats()).embedding;
   assert.equal(stats.model, "scripted-1");
-  assert.deepEqual([stats.embedded, stats.pending, stats.failures], [2, 0, 0]);
+  // The two memories, and the question buildContext stored (a turn).
+  assert.deepEqual([stats.embedded, stats.pending, stats.failures], [3, 0, 0]);
 
   // A new instance loads the stored vectors: only queries are embedded.
   seen.length = 0;
@@ -41,7 +42,8 @@ test("an embed function makes recall hybrid; vectors persist with their model an
   seen.length = 0;
   const v2 = await am.Memory.open({ namespace: "u", sessionId: "s3", store: adapter, embed, embedModel: "scripted-2" });
   await v2.idle();
-  assert.deepEqual(seen.sort(), ["Adopted a puppy named Rex", "Drives a blue sedan to work"]);
+  // The memories, and the question buildContext stored (a past turn now).
+  assert.deepEqual(seen.sort(), ["Adopted a puppy named Rex", "Drives a blue sedan to work", "which vehicle do I have?"]);
   assert.ok(vectorKeys(adapter).every((k) => adapter.map.get(k).includes('"model":"scripted-2"')));
 });
 

@@ -62,7 +62,9 @@ test("buildContext returns an OpenAI messages array and a report", async () => {
   assert.equal(report.tokenizer, "estimate");
   assert.ok(report.tools > 0 && report.longTerm > 0 && report.system > 0);
   assert.equal(report.free, report.limit - report.total);
-  assert.equal(report.messagesSent, 4);
+  assert.equal(report.messagesSent, 5, "the question is stored, and sent as the history's newest");
+  const history = (await m.sessionHistory()).map((e) => e.content);
+  assert.equal(history.at(-1), "Which language do I prefer?");
 });
 
 test("a failing long-term hook degrades to no block", async () => {

@@ -372,12 +372,17 @@ fn a_session_another_instance_is_ending_is_left_to_it_and_judged_once() {
     // Another process took the lease a moment ago.
     let other = crate::llm::lease::Lease::new(f.store.clone(), "s1", 99);
     assert!(block_on(other.take(1_700_000_000_000)).unwrap());
-    let llm = Rc::new(ScriptedLlm::new([Reply::text(r#"{"memories": [{"content": "The user lives in Lisbon"}]}"#)]));
+    let llm = Rc::new(ScriptedLlm::new([Reply::text(
+        r#"{"memories": [{"content": "The user lives in Lisbon"}]}"#,
+    )]));
     let g = governor(&f, &llm);
     let r = end(&f, &g);
     assert_eq!((r.llm_calls, r.added, r.complete), (0, 0, false), "{r:?}");
     assert!(r.errors[0].contains("another instance is ending this session"), "{:?}", r.errors);
-    assert!(block_on(outbox::get(f.store.as_ref(), "s1", &DamageLog::default())).unwrap().is_some(), "still owed");
+    assert!(
+        block_on(outbox::get(f.store.as_ref(), "s1", &DamageLog::default())).unwrap().is_some(),
+        "still owed"
+    );
     // Its lease ends (it died, say): the next end judges, once, and lets go.
     f.clock.advance(crate::llm::lease::LEASE_MS);
     let r = end(&f, &g);

@@ -605,6 +605,17 @@ impl Session {
 
     /// The text of the chat message before the newest one (a past turn's
     /// context when it is indexed for recall).
+    /// This instance's writer id: its messages' positions carry it.
+    pub fn writer(&self) -> u64 {
+        self.positions.writer()
+    }
+
+    /// Whether the turn holds `query` as its message already
+    /// ([`context::is_asked`]).
+    pub fn is_asked(&self, query: &str) -> bool {
+        context::is_asked(self.memory.live().iter().map(|l| &l.entry), query)
+    }
+
     pub fn previous_chat_text(&self) -> Option<String> {
         self.memory.live().iter().rev().skip(1).find(|l| l.entry.is_chat()).map(|l| l.entry.content.clone())
     }
