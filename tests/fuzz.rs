@@ -210,7 +210,7 @@ fn populated() -> (Rc<MemoryStore>, Vec<(String, String)>) {
         lt.remember(new_memory("Agent lesson: retry on 429", Scope::Agent("coder".into()), clock.now_ms()))
             .await
             .unwrap();
-        // Written together: one batch record holding the three.
+        // Written together: one record holding the three.
         let together = ["Prefers tea to coffee", "Has a dog named Pixel", "Runs on Sundays"];
         lt.remember_many(together.iter().map(|t| new_memory(*t, Scope::User, clock.now_ms())).collect())
             .await
@@ -225,7 +225,12 @@ fn populated() -> (Rc<MemoryStore>, Vec<(String, String)>) {
         outbox::put(store.as_ref(), &owed).await.unwrap();
     });
     let records = block_on(store.list("")).unwrap();
-    assert!(records.iter().any(|(k, _)| k.starts_with("lt/entry/~batch/")), "a batch record among them");
+    assert!(
+        records.iter().any(|(k, v)| k.starts_with("lt/log/")
+            && v.contains("Runs on Sundays")
+            && v.contains("Has a dog")),
+        "one record of the three"
+    );
     (store, records)
 }
 
@@ -309,7 +314,7 @@ proptest! {
             prop_assert!(again.is_ok());
             prop_assert!(damage.list().is_empty(), "import stored damage ({imported}): {:?}", damage.list());
             if !imported {
-                prop_assert!(store.list("lt/entry/").await.unwrap().is_empty(), "a failed import stored memories");
+                prop_assert!(store.list("lt/log/").await.unwrap().is_empty(), "a failed import stored memories");
             }
             Ok(())
         })?;
@@ -319,7 +324,7 @@ proptest! {
     /// damage is reported, untouched memories are all there, writes work.
     #[test]
     fn fuzz_stored_records(edits in prop::collection::vec((any::<prop::sample::Index>(), prop_oneof![text(), mutated(vec![export_json()])]), 1..6),
-                           extra in prop::collection::vec((prop::sample::select(vec!["lt/entry/", "lt/processed/", "lt/meta/generation", "session/chat/", "outbox/", "lt/vector/"]), text(), text()), 0..4)) {
+                           extra in prop::collection::vec((prop::sample::select(vec!["lt/log/", "lt/head/", "lt/index/", "lt/chunk/", "lt/entry/", "lt/processed/", "lt/meta/epoch", "session/chat/", "outbox/", "lt/vector/"]), text(), text()), 0..4)) {
         let (store, records) = populated();
         let mut damaged_keys = Vec::new();
         let mut writes = Vec::new();
@@ -346,12 +351,11 @@ proptest! {
             for d in damage.list() {
                 prop_assert!(damaged_keys.contains(&d.key), "{} reported, not damaged", d.key);
             }
-            for (key, value) in records.iter().filter(|(k, _)| k.starts_with("lt/entry/") && !damaged_keys.contains(k)) {
-                // A batch record holds a memory per line after its first.
-                let ids: Vec<String> = match value.strip_prefix("~batch\n") {
-                    Some(lines) => lines.split('\n').map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["id"].as_str().unwrap().to_string()).collect(),
-                    None => vec![key["lt/entry/".len()..].to_string()],
-                };
+            for (_, value) in records.iter().filter(|(k, _)| k.starts_with("lt/log/") && !damaged_keys.contains(k)) {
+                // A record holds an operation per line after its first.
+                let ids: Vec<String> = value.split('\n').skip(1)
+                    .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["entry"]["id"].as_str().map(str::to_string))
+                    .collect();
                 for id in ids {
                     prop_assert!(lt.get(&id).is_some(), "untouched memory {id} lost");
                 }

@@ -10,12 +10,11 @@
 //! every hit says where it came from ([`Origin`]). [`dedup`] decides when a new memory is already known,
 //! a fuller version, or an update of a stored one.
 
-mod batch;
 pub mod dedup;
 mod lines;
 pub mod log;
+mod plan;
 pub mod records;
-pub mod snapshot;
 mod temporal;
 
 pub use records::{new_memory, Changes, ExportDocument, ImportReport, RecordStats, Records, Remembered};

@@ -4,12 +4,14 @@
 //! keeps vectors binary) reads the same layout the core writes.
 //!
 //! ```text
-//! lt/entry/<memory id>                 one long-term memory (JSON)
-//! lt/entry/~batch/<generation>-<n>     memories written together (JSON lines)
-//! lt/meta/generation                   the namespace's write generation
-//! lt/meta/journal                      ids written since the snapshot
-//! lt/snap/<n>                          the snapshot of every memory, in chunks
-//! lt/processed/<hash>                  a message session end has judged → its expiry
+//! lt/log/<writer>/<seq>-<part>         one write of long-term operations (JSON lines)
+//! lt/head/<writer>                     a writer's last write: "<seq> <ms>"
+//! lt/chunk/<chunk>/<part>              operations folded from many writes (JSON lines)
+//! lt/index/<chunk>                     the writes a chunk holds, and its parts
+//! lt/meta/epoch                        moved by a purge: read the namespace anew
+//! lt/meta/mark                         the last write's name: unchanged, nothing new
+//! lt/entry/, lt/processed/, lt/snap/,  an earlier release's long-term records,
+//! lt/meta/generation, lt/meta/journal  read once and converted
 //! session/<id>/msg/<position>          one message
 //! session/<id>/summary                 the session's summary
 //! session/<id>/writer/<writer>         a writer's count of writes (sync)
@@ -25,6 +27,14 @@
 //! ids by [`crate::entry::MemoryEntry::validate`], session ids by
 //! `validate_session_id`.
 
+pub const LOG_PREFIX: &str = "lt/log/";
+pub const HEAD_PREFIX: &str = "lt/head/";
+pub const CHUNK_PREFIX: &str = "lt/chunk/";
+pub const INDEX_PREFIX: &str = "lt/index/";
+pub const EPOCH_KEY: &str = "lt/meta/epoch";
+pub const MARK_KEY: &str = "lt/meta/mark";
+/// An earlier release's single records, deleted once converted.
+pub const LEGACY_KEYS: [&str; 2] = [GENERATION_KEY, JOURNAL_KEY];
 pub const ENTRY_PREFIX: &str = "lt/entry/";
 pub const GENERATION_KEY: &str = "lt/meta/generation";
 pub const JOURNAL_KEY: &str = "lt/meta/journal";
@@ -35,18 +45,26 @@ pub const OUTBOX_PREFIX: &str = "outbox/";
 pub const VECTOR_PREFIX: &str = "vec/";
 pub const MOVED_PREFIX: &str = "key/moved/";
 
-/// A memory's own record (a batch's, for a batch name).
-pub fn entry_key(id: &str) -> String {
-    format!("{ENTRY_PREFIX}{id}")
+/// Every record of `writer`'s writes lives under this prefix.
+pub fn log_writer_prefix(writer: u64) -> String {
+    format!("{LOG_PREFIX}{writer:016x}/")
 }
 
-/// Chunk `n` of the snapshot.
-pub fn snapshot_key(n: usize) -> String {
-    format!("{SNAPSHOT_PREFIX}{n:06}")
+/// Part `part` of write `seq` of `writer`.
+pub fn log_key(writer: u64, seq: u64, part: usize) -> String {
+    format!("{LOG_PREFIX}{writer:016x}/{seq:010}-{part:03}")
 }
 
-pub fn processed_key(hash: &str) -> String {
-    format!("{PROCESSED_PREFIX}{hash}")
+pub fn head_key(writer: u64) -> String {
+    format!("{HEAD_PREFIX}{writer:016x}")
+}
+
+pub fn chunk_key(chunk: &str, part: usize) -> String {
+    format!("{CHUNK_PREFIX}{chunk}/{part:05}")
+}
+
+pub fn index_key(chunk: &str) -> String {
+    format!("{INDEX_PREFIX}{chunk}")
 }
 
 /// Every record of a session lives under this prefix.
@@ -121,11 +139,17 @@ mod tests {
     #[test]
     fn no_two_kinds_of_record_share_a_key() {
         let keys = [
-            entry_key("m"),
+            log_key(1, 2, 0),
+            head_key(1),
+            chunk_key("c", 0),
+            index_key("c"),
+            EPOCH_KEY.to_string(),
+            MARK_KEY.to_string(),
+            format!("{ENTRY_PREFIX}m"),
             GENERATION_KEY.to_string(),
             JOURNAL_KEY.to_string(),
-            snapshot_key(1),
-            processed_key("h"),
+            format!("{SNAPSHOT_PREFIX}000001"),
+            format!("{PROCESSED_PREFIX}h"),
             format!("{}1", message_prefix("s")),
             summary_key("s"),
             format!("{}w", writer_prefix("s")),
@@ -137,6 +161,10 @@ mod tests {
             moved_key("k"),
         ];
         let prefixes = [
+            LOG_PREFIX,
+            HEAD_PREFIX,
+            CHUNK_PREFIX,
+            INDEX_PREFIX,
             ENTRY_PREFIX,
             "lt/meta/",
             SNAPSHOT_PREFIX,

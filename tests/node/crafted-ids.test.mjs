@@ -18,11 +18,11 @@ test("an imported id that names another record, a path or control text is refuse
   const adapter = mapAdapter();
   const m = await am.Memory.open({ namespace: "n", sessionId: "s", store: adapter });
   await m.rememberMany(Array.from({ length: 25 }, (_, i) => ({ content: `fact number ${i} about item ${i * 37}` })));
-  const batch = [...adapter.map.keys()].find((k) => k.includes("~batch/"));
-  assert.ok(batch, "the 25 share a batch record");
+  const batch = [...adapter.map.keys()].find((k) => k.includes("/lt/log/"));
+  assert.ok(batch, "the 25 share a record");
   const template = (await m.exportMemories()).entries[0];
   const crafted = [
-    batch.slice("n/lt/entry/".length), "a/b", "../../session/s/msg/x", "lt/meta/generation", "x\ny", "x\u0000y",
+    batch.slice("n/".length), "a/b", "../../session/s/msg/x", "lt/meta/generation", "x\ny", "x\u0000y",
     "x".repeat(5_000), "", " ", "ü",
   ];
   for (const id of crafted) {

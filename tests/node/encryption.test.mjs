@@ -54,8 +54,8 @@ test("a record altered, swapped or planted in the store is skipped and reported,
   const m = await am.Memory.open({ namespace: "tamper", sessionId: "s", store, encryption: { key } });
   await m.remember({ content: "Works as a nurse", kind: "fact" });
   await m.remember({ content: "Has two daughters", kind: "fact" });
-  // Swap the sealed values of the two memories.
-  const [[ka, va], [kb, vb]] = [...store.map].filter(([k]) => k.startsWith("tamper/lt/entry/"));
+  // Swap the sealed values of the two writes.
+  const [[ka, va], [kb, vb]] = [...store.map].filter(([k]) => k.startsWith("tamper/lt/log/"));
   store.map.set(ka, vb);
   store.map.set(kb, va);
   const damaged = [];

@@ -229,7 +229,7 @@ fn processed_marks_are_written_only_after_the_memories() {
             self.0.get(key)
         }
         fn put_many(&self, items: Vec<(String, String)>) -> crate::ports::LocalBoxFuture<'_, Result<()>> {
-            if items.iter().any(|(k, _)| k.starts_with("lt/processed/")) {
+            if items.iter().any(|(k, v)| k.starts_with("lt/log/") && v.contains(r#""do":"processed""#)) {
                 return Box::pin(async { Err(crate::error::Error::storage("tab closed")) });
             }
             self.0.put_many(items)

@@ -11,10 +11,14 @@
 //!   A lineage (memories joined by supersession) keeps one memory in force.
 //! - **An undo** takes back a memory in force and restores what it replaced;
 //!   an undo of a memory already replaced only marks it undone.
-//! - **A forgotten memory** leaves the view with its text, and nothing after
-//!   brings it back: an operation writing it again is skipped, a
-//!   supersession of it replaces nothing. (A memory is created before it can
-//!   be forgotten: its forgetter saw it, so the stamps say so.)
+//! - **A forgotten memory** is as if it had never been written: every
+//!   operation writing it before the forget is skipped, whatever order it
+//!   arrives in, so those operations can leave the store (its text with
+//!   them) without changing the view, and a replayed copy of one brings
+//!   nothing back. A supersession of it replaces nothing. Only a write
+//!   made after the forget (an import of it, by id) brings it back.
+//! - **An import** sets a memory as the document has it (in force or in
+//!   history); a later import of the same id sets it again.
 //!
 //! Cost: one map update per operation, a lookup per memory replaced.
 
@@ -37,8 +41,9 @@ pub const UNDONE: &str = "undone";
 pub struct View {
     /// Every memory not forgotten, in force or in history, by id.
     memories: BTreeMap<String, MemoryEntry>,
-    /// Memories forgotten.
-    forgotten: BTreeSet<String>,
+    /// Memories forgotten, with the stamp of the last forget of each:
+    /// what wrote them before it counts as never written.
+    forgotten: BTreeMap<String, Stamp>,
     /// Judged messages with the time their mark lasts until.
     processed: BTreeMap<String, i64>,
     /// The memory in force saying each text (scope and normalized text).
@@ -50,6 +55,19 @@ pub struct View {
     lineage: HashMap<String, String>,
     /// Each lineage's memories in force, by its root.
     in_force_of: HashMap<String, BTreeSet<String>>,
+    /// Ids whose memory changed since [`View::take_touched`] (not part of
+    /// what the view is).
+    touched: Touched,
+}
+
+/// Ids a view's changes touched; two views are equal whatever they hold.
+#[derive(Debug, Clone, Default)]
+struct Touched(Vec<String>);
+
+impl PartialEq for Touched {
+    fn eq(&self, _: &Touched) -> bool {
+        true
+    }
 }
 
 /// The key of what a memory says: its scope and normalized text.
@@ -66,11 +84,51 @@ impl View {
         for op in ops {
             sorted.entry(op.id()).or_insert(op);
         }
+        let sorted: Vec<&Op> = sorted.into_values().collect();
+        View::of_sorted(sorted.iter().copied())
+    }
+
+    /// The view of `ops`, given in id order without duplicates.
+    fn of_sorted<'a>(ops: impl Iterator<Item = &'a Op> + Clone) -> View {
         let mut view = View::default();
-        for op in sorted.values() {
+        // What is forgotten is known first: nothing writing it counts.
+        for op in ops.clone() {
+            if let Action::Forget { ids } = &op.action {
+                for id in ids {
+                    view.forgot(id, op.stamp);
+                }
+            }
+        }
+        for op in ops {
             view.apply(op);
         }
         view
+    }
+
+    /// Whether `op` writes the text of a memory forgotten since: its text
+    /// counts for nothing, and its erased form ([`Op::erased`]) does
+    /// what it does.
+    pub fn is_erasable(&self, op: &Op) -> bool {
+        op.entry().is_some_and(|e| self.forgotten_at(&e.id, op.stamp))
+    }
+
+    /// Whether a write of `id` stamped `stamp` was forgotten afterwards.
+    fn forgotten_at(&self, id: &str, stamp: Stamp) -> bool {
+        self.forgotten.get(id).is_some_and(|at| stamp < *at)
+    }
+
+    fn forgot(&mut self, id: &str, stamp: Stamp) {
+        let at = self.forgotten.entry(id.to_string()).or_insert(stamp);
+        *at = (*at).max(stamp);
+    }
+
+    /// The ids whose memory changed since the last call.
+    pub fn take_touched(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.touched.0)
+    }
+
+    fn touch(&mut self, id: &str) {
+        self.touched.0.push(id.to_string());
     }
 
     /// Applies `op`, made after every operation applied so far (a view of
@@ -80,9 +138,11 @@ impl View {
             Action::Create { entry } => self.create(entry, &[], op.stamp),
             Action::Supersede { entry, replaces } => self.create(entry, replaces, op.stamp),
             Action::Retract { id } => self.retract(id, op.stamp),
+            Action::Import { entry } => self.import(entry, op.stamp),
+            Action::Erased { id, replaces } => self.erased(id, replaces, op.stamp),
             Action::Forget { ids } => {
                 for id in ids {
-                    self.forget(id);
+                    self.forget(id, op.stamp);
                 }
             }
             Action::Processed { hashes, until } => {
@@ -95,7 +155,10 @@ impl View {
     }
 
     fn create(&mut self, entry: &MemoryEntry, replaces: &[String], stamp: Stamp) {
-        if self.forgotten.contains(&entry.id) || self.memories.contains_key(&entry.id) {
+        if self.forgotten_at(&entry.id, stamp) {
+            return self.erased(&entry.id, replaces, stamp);
+        }
+        if self.memories.contains_key(&entry.id) {
             return;
         }
         let mut e = MemoryEntry { superseded_by: None, valid_to: None, ..entry.clone() };
@@ -147,6 +210,75 @@ impl View {
         self.replaced.insert(e.id.clone(), replaced);
         self.saying.insert(key, e.id.clone());
         self.enter_force(&e.id);
+        self.touch(&e.id);
+        self.memories.insert(e.id.clone(), e);
+    }
+
+    /// A write of a memory forgotten since: it never enters the view, but
+    /// what it replaced stays replaced (forgetting a new value does not
+    /// bring the old one back).
+    fn erased(&mut self, id: &str, replaces: &[String], stamp: Stamp) {
+        for old in replaces {
+            self.join(id, old);
+        }
+        for old in replaces {
+            for head in self.heads_of(old) {
+                if head != id {
+                    self.leave_force(&head, Some(id), stamp);
+                }
+            }
+        }
+    }
+
+    fn import(&mut self, entry: &MemoryEntry, stamp: Stamp) {
+        if self.forgotten_at(&entry.id, stamp) || self.memories.get(&entry.id) == Some(entry) {
+            return;
+        }
+        let mut e = entry.clone();
+        if let Some(old) = self.memories.remove(&e.id) {
+            let key = said(&old.scope, &old.content);
+            if self.saying.get(&key).is_some_and(|holder| *holder == e.id) {
+                self.saying.remove(&key);
+            }
+            if let Some(ids) = self.in_force_of.get_mut(&self.root(&e.id)) {
+                ids.remove(&e.id);
+            }
+        }
+        let replaces: Vec<String> = e
+            .metadata
+            .get(SUPERSEDES)
+            .map(|s| s.split(',').filter(|id| !id.is_empty()).map(str::to_string).collect())
+            .unwrap_or_default();
+        for old in &replaces {
+            self.join(&e.id, old);
+        }
+        if let Some(by) = e.superseded_by.clone() {
+            self.join(&e.id, &by);
+        }
+        self.replaced.insert(e.id.clone(), replaces);
+        self.touch(&e.id);
+        if e.is_valid() {
+            let key = said(&e.scope, &e.content);
+            match self.saying.get(&key) {
+                // Said already by a memory in force: like a create, it joins
+                // that one's history.
+                Some(holder) if *holder != e.id => {
+                    let holder = holder.clone();
+                    self.join(&e.id, &holder);
+                    e.superseded_by = Some(holder);
+                    e.valid_to = Some(stamp.ms().max(e.valid_since()));
+                }
+                _ => {
+                    // One in force per lineage: an import into a lineage
+                    // that has one in force now takes its place.
+                    for other in self.in_force_in(&e.id) {
+                        self.leave_force(&other, Some(&e.id), stamp);
+                    }
+                    self.saying.insert(key, e.id.clone());
+                    self.enter_force(&e.id);
+                }
+            }
+        }
         self.memories.insert(e.id.clone(), e);
     }
 
@@ -204,6 +336,7 @@ impl View {
         }
         e.superseded_by = by.map(str::to_string);
         e.valid_to = Some(stamp.ms().max(e.valid_since()));
+        self.touched.0.push(id.to_string());
         let key = said(&e.scope, &e.content);
         if self.saying.get(&key).is_some_and(|holder| holder == id) {
             self.saying.remove(&key);
@@ -215,6 +348,9 @@ impl View {
     }
 
     fn retract(&mut self, id: &str, stamp: Stamp) {
+        if self.forgotten_at(id, stamp) {
+            return;
+        }
         let Some(e) = self.memories.get_mut(id) else { return };
         let was_in_force = e.is_valid();
         e.metadata.insert(UNDONE.into(), "true".into());
@@ -234,6 +370,7 @@ impl View {
                 Some(holder) => e.superseded_by = Some(holder),
                 None => {
                     (e.superseded_by, e.valid_to) = (None, None);
+                    self.touched.0.push(old.clone());
                     self.enter_force(&old);
                     self.saying.insert(key, old);
                 }
@@ -241,8 +378,9 @@ impl View {
         }
     }
 
-    fn forget(&mut self, id: &str) {
-        self.forgotten.insert(id.to_string());
+    fn forget(&mut self, id: &str, stamp: Stamp) {
+        self.forgot(id, stamp);
+        self.touch(id);
         if let Some(ids) = self.in_force_of.get_mut(&self.root(id)) {
             ids.remove(id);
         }
@@ -270,12 +408,17 @@ impl View {
     }
 
     pub fn is_forgotten(&self, id: &str) -> bool {
-        self.forgotten.contains(id)
+        self.forgotten.contains_key(id) && !self.memories.contains_key(id)
     }
 
     /// Judged messages whose mark lasts past `now`.
     pub fn is_processed(&self, hash: &str, now: i64) -> bool {
         self.processed.get(hash).is_some_and(|until| *until > now)
+    }
+
+    /// Judged messages with the time each mark lasts until.
+    pub fn processed(&self) -> impl Iterator<Item = (&String, &i64)> {
+        self.processed.iter()
     }
 
     /// The memories `id` replaced directly.
@@ -289,22 +432,30 @@ impl View {
 pub struct Log {
     ops: BTreeMap<OpId, Op>,
     view: View,
+    refolded: bool,
 }
 
 impl Log {
     /// Adds operations (any order, any already held); says how many were new.
     /// Operations after every one held are applied to the view; one that
     /// sorts earlier (a writer's delayed operation) makes the view again.
+    ///
+    /// A forget also makes the view again: what it forgets counts as never
+    /// written, so what those writes did to other memories is undone.
     pub fn insert(&mut self, ops: impl IntoIterator<Item = Op>) -> usize {
+        self.insert_named(ops.into_iter().map(|op| (op.id(), op)))
+    }
+
+    /// [`Log::insert`] of operations whose ids are already made.
+    pub fn insert_named(&mut self, ops: impl IntoIterator<Item = (OpId, Op)>) -> usize {
         let mut added = 0;
         let mut refold = false;
-        for op in ops {
-            let id = op.id();
+        for (id, op) in ops {
             if self.ops.contains_key(&id) {
                 continue;
             }
             let in_order = self.ops.last_key_value().is_none_or(|(last, _)| *last < id);
-            refold |= !in_order;
+            refold |= !in_order || matches!(op.action, Action::Forget { .. });
             if !refold {
                 self.view.apply(&op);
             }
@@ -312,9 +463,48 @@ impl Log {
             added += 1;
         }
         if refold {
-            self.view = View::of(self.ops.values());
+            self.view = View::of_sorted(self.ops.values());
+            self.refolded = true;
         }
         added
+    }
+
+    /// Whether the view was made again since the last call: which memories
+    /// changed is then not known one by one.
+    pub fn take_refolded(&mut self) -> bool {
+        std::mem::take(&mut self.refolded)
+    }
+
+    pub fn view_mut(&mut self) -> &mut View {
+        &mut self.view
+    }
+
+    /// Erases the text of every operation writing a memory forgotten
+    /// since ([`View::is_erasable`]); gives their ids. The view stays as
+    /// it is.
+    pub fn erase_forgotten(&mut self) -> Vec<OpId> {
+        let mut erased = Vec::new();
+        for (id, op) in self.ops.iter_mut() {
+            if self.view.is_erasable(op) {
+                if let Some(e) = op.erased() {
+                    *op = e;
+                    erased.push(id.clone());
+                }
+            }
+        }
+        erased
+    }
+
+    pub fn get(&self, id: &OpId) -> Option<&Op> {
+        self.ops.get(id)
+    }
+
+    pub fn len(&self) -> usize {
+        self.ops.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ops.is_empty()
     }
 
     pub fn view(&self) -> &View {

@@ -11,6 +11,7 @@
 //! instance applies alike.
 
 pub mod fold;
+pub mod landing;
 pub mod op;
 
 // Property tests: proptest is a native dev-dependency only.

@@ -63,8 +63,15 @@ pub enum Action {
     /// replaced comes back.
     Retract { id: String },
     /// Memories forgotten: they leave the view, whatever the order their
-    /// operations arrive in, and no later operation brings them back.
+    /// operations arrive in, and no operation brings them back.
     Forget { ids: Vec<String> },
+    /// A memory as a document (an export, an earlier release's store) has
+    /// it: in force or in history, with its links.
+    Import { entry: MemoryEntry },
+    /// What is left of a write of memory `id` once `id` was forgotten: its
+    /// links without its text. Stored under the id of the write it
+    /// replaces ([`Op::erased_json`]), so the two are one operation.
+    Erased { id: String, replaces: Vec<String> },
     /// Messages judged at session end, marked until `until` (ms), so that
     /// no instance judges them again.
     Processed { hashes: Vec<String>, until: i64 },
@@ -89,6 +96,13 @@ impl OpId {
         &self.0
     }
 
+    /// The id of the operation stamped `stamp` whose JSON is `json` (as
+    /// [`Op::json`] wrote it).
+    pub fn of(stamp: Stamp, json: &str) -> OpId {
+        let hash = Fnv64::default().feed(json.as_bytes()).finish();
+        OpId(format!("{:016x}-{:016x}-{hash:016x}", stamp.clock, stamp.writer))
+    }
+
     /// The id named by `text`, if it is one.
     pub fn parse(text: &str) -> Option<OpId> {
         let hex = |part: &str| part.len() == 16 && part.bytes().all(|b| b.is_ascii_hexdigit());
@@ -106,15 +120,44 @@ impl Op {
     /// metadata order are fixed by the types, so every instance names an
     /// operation alike.
     pub fn id(&self) -> OpId {
-        let json = serde_json::to_string(self).unwrap_or_default();
-        let hash = Fnv64::default().feed(json.as_bytes()).finish();
-        OpId(format!("{:016x}-{:016x}-{hash:016x}", self.stamp.clock, self.stamp.writer))
+        OpId::of(self.stamp, &self.json())
+    }
+
+    /// The operation as it is stored: one line of JSON.
+    pub fn json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// The operation without its text, if it writes a memory.
+    pub fn erased(&self) -> Option<Op> {
+        let (id, replaces) = match &self.action {
+            Action::Create { entry } | Action::Import { entry } => (entry.id.clone(), Vec::new()),
+            Action::Supersede { entry, replaces } => (entry.id.clone(), replaces.clone()),
+            _ => return None,
+        };
+        Some(Op::new(self.stamp, Action::Erased { id, replaces }))
+    }
+
+    /// How an erased operation is stored: its JSON led by the id of the
+    /// operation it stands for (`{"opId":"…",…}`).
+    pub fn erased_json(&self, id: &OpId) -> String {
+        let json = self.json();
+        format!("{{\"opId\":\"{}\",{}", id.as_str(), &json[1..])
+    }
+
+    /// The id a stored line names for itself (an erased operation's), if
+    /// it names one.
+    pub fn named_in(line: &str) -> Option<OpId> {
+        let rest = line.strip_prefix("{\"opId\":\"")?;
+        OpId::parse(rest.split('"').next()?)
     }
 
     /// The memory the operation writes, if it writes one.
     pub fn entry(&self) -> Option<&MemoryEntry> {
         match &self.action {
-            Action::Create { entry } | Action::Supersede { entry, .. } => Some(entry),
+            Action::Create { entry } | Action::Supersede { entry, .. } | Action::Import { entry } => {
+                Some(entry)
+            }
             _ => None,
         }
     }

@@ -271,6 +271,17 @@ proptest! {
         shuffled.extend(twice);
         prop_assert_eq!(&View::of(&shuffled), &view);
 
+        // With the text of forgotten memories erased (as the store keeps
+        // them once a forget is written), the same view.
+        let erased: Vec<Op> =
+            ops.iter().map(|op| if view.is_erasable(op) { op.erased().unwrap() } else { op.clone() }).collect();
+        prop_assert_eq!(&View::of(&erased), &view);
+        let mut log = Log::default();
+        log.insert(ops.clone());
+        log.erase_forgotten();
+        prop_assert_eq!(log.view(), &view);
+        prop_assert!(log.ops().all(|(_, op)| op.entry().is_none_or(|e| !view.is_forgotten(&e.id))));
+
         // Split into parts that arrive one after another, in any order, at
         // a log that keeps its view as they come.
         let mut log = Log::default();

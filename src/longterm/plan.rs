@@ -1,0 +1,167 @@
+//! What a `remember` decides, before anything is written: each new memory
+//! is new, a duplicate of a memory in force, or an update of some. Pure:
+//! it reads the view and writes nothing.
+//!
+//! Cost: a new memory is compared in full only with the memories its
+//! probe cannot rule out ([`crate::longterm::dedup::Probe`]: a few packed
+//! words per memory in force, kept between writes and caught up on the
+//! memories that changed), so a write costs a pass over packed probes and
+//! a handful of comparisons, not a parse of every memory stored.
+
+use rustc_hash::FxHashMap as HashMap;
+
+use crate::entry::MemoryEntry;
+use crate::longterm::dedup::{may_relate, relation_of, Change, DedupOptions, Fingerprint, Probe, Relation};
+use crate::longterm::log::View;
+use crate::longterm::records::Remembered;
+
+/// What remembering a list of memories does: an outcome per memory (a
+/// supersession's is set once it is written), the memories new to the
+/// view, and the supersessions `(outcome index, new memory, ids it
+/// replaces, what changed)`.
+pub struct Plan {
+    pub outcomes: Vec<Option<Remembered>>,
+    pub new_entries: Vec<MemoryEntry>,
+    pub supersessions: Vec<(usize, MemoryEntry, Vec<String>, Option<Change>)>,
+}
+
+/// The probes of the memories in force, with their fingerprints (made on
+/// first use), kept in step with the view by the ids that changed.
+#[derive(Default)]
+pub struct Probes {
+    probes: Vec<Probe>,
+    ids: Vec<String>,
+    at: HashMap<String, usize>,
+    fingerprints: HashMap<String, Fingerprint>,
+    /// Ids changed since the probes were last caught up.
+    pending: Vec<String>,
+    /// Made whole at the next plan.
+    stale: bool,
+}
+
+impl Probes {
+    /// Probes made whole at the next plan.
+    pub fn new() -> Probes {
+        Probes { stale: true, ..Probes::default() }
+    }
+
+    /// Memories `ids` changed (written, left force, came back, forgotten).
+    pub fn changed(&mut self, ids: impl IntoIterator<Item = String>) {
+        if !self.stale {
+            self.pending.extend(ids);
+        }
+    }
+
+    /// Any memory may have changed.
+    pub fn reset(&mut self) {
+        *self = Probes::new();
+    }
+
+    fn drop_probe(&mut self, id: &str) {
+        let Some(i) = self.at.remove(id) else { return };
+        self.probes.swap_remove(i);
+        self.ids.swap_remove(i);
+        if let Some(moved) = self.ids.get(i) {
+            self.at.insert(moved.clone(), i);
+        }
+    }
+
+    fn add(&mut self, e: &MemoryEntry) {
+        if self.at.contains_key(&e.id) {
+            return;
+        }
+        let fp = self.fingerprints.entry(e.id.clone()).or_insert_with(|| Fingerprint::new(&e.content));
+        self.probes.push(Probe::new(fp, &e.scope));
+        self.at.insert(e.id.clone(), self.ids.len());
+        self.ids.push(e.id.clone());
+    }
+
+    fn catch_up(&mut self, view: &View) {
+        if self.stale {
+            *self = Probes::default();
+            for e in view.in_force() {
+                self.add(e);
+            }
+            return;
+        }
+        for id in std::mem::take(&mut self.pending) {
+            self.drop_probe(&id);
+            match view.get(&id) {
+                // A text rewritten under its id (an import) is
+                // fingerprinted anew.
+                Some(e) if e.is_valid() => {
+                    self.fingerprints.remove(&id);
+                    self.add(e);
+                }
+                _ => {
+                    self.fingerprints.remove(&id);
+                }
+            }
+        }
+    }
+
+    /// What remembering `entries` does against `view`: each is
+    /// deduplicated against the memories in force of its scope and the
+    /// list's earlier ones.
+    pub fn plan(&mut self, view: &View, entries: &[MemoryEntry], dedup: &DedupOptions) -> Plan {
+        self.catch_up(view);
+        let mut outcomes: Vec<Option<Remembered>> = Vec::with_capacity(entries.len());
+        let mut new_entries: Vec<MemoryEntry> = Vec::new();
+        let mut supersessions = Vec::new();
+        let mut batch: Vec<(Fingerprint, &MemoryEntry)> = Vec::new();
+        let mut batch_probes: Vec<Probe> = Vec::new();
+        'entries: for entry in entries {
+            let fp = Fingerprint::new(&entry.content);
+            let probe = Probe::new(&fp, &entry.scope);
+            // The memories the probes cannot rule out, newest first, so a
+            // duplicate reports the most recent match.
+            let mut candidates: Vec<&MemoryEntry> = Vec::new();
+            for (i, p) in self.probes.iter().enumerate() {
+                if may_relate(&probe, p, dedup) {
+                    candidates.extend(view.get(&self.ids[i]).filter(|old| old.scope == entry.scope));
+                }
+            }
+            crate::order::sort_by(&mut candidates, |a, b| {
+                b.timestamp.cmp(&a.timestamp).then_with(|| a.id.cmp(&b.id))
+            });
+            let mut replaced = Vec::new();
+            let mut change = None;
+            for old in candidates {
+                let old_fp = &self.fingerprints[&old.id];
+                match relation_of(&fp, old_fp, dedup) {
+                    Relation::Duplicate(similarity) => {
+                        let existing = old.clone();
+                        outcomes.push(Some(Remembered::Duplicate { existing, similarity }));
+                        continue 'entries;
+                    }
+                    Relation::Fuller => replaced.push(old.id.clone()),
+                    Relation::Changed(c) => {
+                        replaced.push(old.id.clone());
+                        change = change.or(Some(c));
+                    }
+                    Relation::Unrelated => {}
+                }
+            }
+            for (k, (other_fp, other)) in batch.iter().enumerate().rev() {
+                if other.scope != entry.scope || !may_relate(&probe, &batch_probes[k], dedup) {
+                    continue;
+                }
+                if let Relation::Duplicate(similarity) = relation_of(&fp, other_fp, dedup) {
+                    let existing = (*other).clone();
+                    outcomes.push(Some(Remembered::Duplicate { existing, similarity }));
+                    continue 'entries;
+                }
+            }
+            if replaced.is_empty() {
+                new_entries.push(entry.clone());
+                outcomes.push(Some(Remembered::Stored { entry: entry.clone() }));
+            } else {
+                supersessions.push((outcomes.len(), entry.clone(), replaced, change));
+                outcomes.push(None);
+            }
+            batch.push((fp, entry));
+            batch_probes.push(probe);
+        }
+        Plan { outcomes, new_entries, supersessions }
+    }
+}
