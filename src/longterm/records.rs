@@ -200,7 +200,7 @@ impl Records {
                 self.note_changes();
                 Ok(true)
             }
-            Caught::Reloaded => {
+            Caught::Purged => {
                 self.reload().await?;
                 Ok(true)
             }
@@ -575,7 +575,7 @@ impl Records {
             }
         }
         let now = self.clock.now_ms();
-        let mut marks: BTreeMap<i64, Vec<String>> = BTreeMap::new();
+        let mut marks: rustc_hash::FxHashMap<i64, Vec<String>> = Default::default();
         for (hash, until) in doc.processed.into_iter().filter(|(_, until)| *until > now) {
             marks.entry(until).or_default().push(hash);
         }

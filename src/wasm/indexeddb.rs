@@ -9,12 +9,11 @@
 //! values. A long-term memory in its own record is kept as
 //! `{ v, scope, kind, time }`: its JSON text with the fields indexed under
 //! those names, so a host or devtools can count or list one user's
-//! memories by layer, kind or time without parsing a record, and a memory
-//! is one put (the browser keeps the index entries with it). The memories
-//! a batch wrote together share one record (`crate::longterm::batch`),
-//! kept as its text bare: one put instead of one per memory is what makes
-//! batches fast, and index fields of many memories would be arrays the
-//! indexes do not take. Other values are the JSON text bare, and a
+//! memories by layer, kind or time without parsing a record. Memories now
+//! live in the long-term log's records (`crate::longterm::log`), kept as
+//! their text bare, so those indexes hold only an earlier release's memory
+//! records, until opening converts them. Other values are the JSON text
+//! bare, and a
 //! vector is `{ model, vector: Float32Array }`. Version 3 mirrored the
 //! index fields in a second store, two puts per memory: a batch took about
 //! 1.7 times as long (`npm run bench:store` prints the raw floors of both
@@ -470,7 +469,13 @@ impl IndexedDbStore {
         let current = request_done(&req, "get");
         put_all(&tx, &records, &items)?;
         let done = transaction_done(&tx, "put");
-        if record_text(&current.await?).as_deref() != expected {
+        let current = match current.await {
+            Ok(current) => current,
+            // The puts failed (a full disk) and aborted the read with them:
+            // the transaction's error says why.
+            Err(read) => return Err(done.await.err().unwrap_or(read)),
+        };
+        if record_text(&current).as_deref() != expected {
             let _ = tx.abort();
             // Settled before the caller reads again: the abort's event.
             let _ = done.await;

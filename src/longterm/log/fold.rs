@@ -40,12 +40,12 @@ pub const UNDONE: &str = "undone";
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct View {
     /// Every memory not forgotten, in force or in history, by id.
-    memories: BTreeMap<String, MemoryEntry>,
+    memories: HashMap<String, MemoryEntry>,
     /// Memories forgotten, with the stamp of the last forget of each:
     /// what wrote them before it counts as never written.
-    forgotten: BTreeMap<String, Stamp>,
+    forgotten: HashMap<String, Stamp>,
     /// Judged messages with the time their mark lasts until.
-    processed: BTreeMap<String, i64>,
+    processed: HashMap<String, i64>,
     /// The memory in force saying each text (scope and normalized text).
     saying: HashMap<u64, String>,
     /// The memories each memory replaced.
@@ -80,12 +80,10 @@ fn said(scope: &Scope, content: &str) -> u64 {
 impl View {
     /// The view of `ops`, in any order, duplicates included.
     pub fn of<'a>(ops: impl IntoIterator<Item = &'a Op>) -> View {
-        let mut sorted: BTreeMap<OpId, &Op> = BTreeMap::new();
-        for op in ops {
-            sorted.entry(op.id()).or_insert(op);
-        }
-        let sorted: Vec<&Op> = sorted.into_values().collect();
-        View::of_sorted(sorted.iter().copied())
+        let mut sorted: Vec<(OpId, &Op)> = ops.into_iter().map(|op| (op.id(), op)).collect();
+        crate::order::sort_by(&mut sorted, |a, b| a.0.cmp(&b.0));
+        sorted.dedup_by(|a, b| a.0 == b.0);
+        View::of_sorted(sorted.iter().map(|(_, op)| *op))
     }
 
     /// The view of `ops`, given in id order without duplicates.

@@ -27,30 +27,29 @@
 //!   everything they delete: a duplicate operation is the same operation, so
 //!   nothing is lost and no check-and-write is needed.
 //! - **Deletion**: after a forget, every record holding an operation that
-//!   wrote a forgotten memory is rewritten without it (or deleted), so the
-//!   text leaves the raw store; the forget itself holds ids only.
+//!   wrote a forgotten memory is rewritten with that operation erased (its
+//!   links without its text, under its id), so the text leaves the raw
+//!   store; the forget itself holds ids only.
 //! - **Purge** deletes every record and moves `lt/meta/epoch`: an instance
 //!   that sees the epoch move reads the namespace anew.
-//! - **An earlier release's records** (`lt/entry/`, `lt/processed/`) are
-//!   read once, written as import operations, then deleted (damaged ones
-//!   stay, reported, as before).
+//! - **An earlier release's records** are read once, written as import
+//!   operations, then deleted ([`super::legacy`]).
 
-use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use serde::{Deserialize, Serialize};
 
-use crate::entry::MemoryEntry;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::longterm::lines;
 use crate::longterm::log::fold::Log;
-use crate::longterm::log::op::{Action, Op, OpId};
+use crate::longterm::log::legacy;
+use crate::longterm::log::op::{Action, Clock, Op, OpId};
 use crate::store::layout::{
     chunk_key, head_key, index_key, log_key, log_writer_prefix, CHUNK_PREFIX, ENTRY_PREFIX, EPOCH_KEY,
     HEAD_PREFIX, INDEX_PREFIX, LEGACY_KEYS, LOG_PREFIX, MARK_KEY, PROCESSED_PREFIX, SNAPSHOT_PREFIX,
 };
-use crate::store::{damage, DamageLog, Store};
+use crate::store::{DamageLog, Store};
 
 /// Records of single writes that make an instance fold them into a chunk.
 pub const COMPACT_AT: usize = 64;
@@ -71,7 +70,7 @@ pub struct Writes(Vec<(u64, u64)>);
 impl Writes {
     fn add(&mut self, lo: u64, hi: u64) {
         self.0.push((lo, hi));
-        self.0.sort_unstable();
+        crate::order::sort(&mut self.0);
         let mut merged: Vec<(u64, u64)> = Vec::with_capacity(self.0.len());
         for &(lo, hi) in &self.0 {
             match merged.last_mut() {
@@ -92,17 +91,16 @@ impl Writes {
     }
 }
 
-/// What a chunk's index says: the writes it holds, by writer (hex), and
-/// how many parts and operations it has.
+/// What a chunk's index says: the writes it holds, by writer, and how many
+/// parts and operations it has.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 struct ChunkIndex {
-    writes: BTreeMap<String, Writes>,
+    writes: Vec<(u64, Writes)>,
     parts: usize,
     ops: usize,
 }
 
-/// A record held: its operations, its length, and for a chunk part, the
-/// chunk.
+/// A record held: the ids of its operations and its length.
 #[derive(Debug, Default)]
 struct Held {
     ops: Vec<OpId>,
@@ -116,8 +114,8 @@ pub enum Caught {
     Nothing,
     /// Operations of other writers.
     New,
-    /// The namespace was purged or read anew.
-    Reloaded,
+    /// The namespace was purged: read it anew.
+    Purged,
 }
 
 pub struct Landing {
@@ -137,22 +135,14 @@ pub struct Landing {
     /// leftovers of a compaction.
     chunked: HashMap<u64, Writes>,
     /// Every record held (log records and chunk parts), by key.
-    held: BTreeMap<String, Held>,
-    /// The records each operation lives in (two, for a while, where two
-    /// instances compacted at once).
-    homes: HashMap<OpId, Vec<String>>,
-    /// Chunks held, by id, with their index.
-    chunks: BTreeMap<String, ChunkIndex>,
-}
-
-fn writer_hex(writer: u64) -> String {
-    format!("{writer:016x}")
+    held: HashMap<String, Held>,
+    /// Chunks held, by id.
+    chunks: HashMap<String, ChunkIndex>,
 }
 
 /// The writer and seq of a log record's key (`<writer>/<seq>-<part>`).
 fn parse_log_key(key: &str) -> Option<(u64, u64)> {
-    let rest = key.strip_prefix(LOG_PREFIX)?;
-    let (w, rest) = rest.split_once('/')?;
+    let (w, rest) = key.strip_prefix(LOG_PREFIX)?.split_once('/')?;
     let (seq, _) = rest.split_once('-')?;
     Some((u64::from_str_radix(w, 16).ok()?, seq.parse().ok()?))
 }
@@ -165,20 +155,10 @@ fn line_of(id: &OpId, op: &Op) -> String {
     }
 }
 
-/// The values holding `ops`, a line of JSON each.
-fn pack(ops: &[(&OpId, &Op)]) -> Vec<String> {
-    let jsons: Vec<String> = ops.iter().map(|(id, op)| line_of(id, op)).collect();
-    lines::pack(OPS_HEAD, &jsons).unwrap_or_default().into_iter().map(|(v, _)| v).collect()
-}
-
-/// One value holding `ops`, however long.
-fn value_of(ops: &[(&OpId, &Op)]) -> String {
-    let mut value = OPS_HEAD.to_string();
-    for (id, op) in ops {
-        value.push('\n');
-        value.push_str(&line_of(id, op));
-    }
-    value
+/// The values holding `lines` in order, each of at most
+/// [`lines::VALUE_BYTES`] (a longer line gets a value of its own).
+fn pack(lines: &[String]) -> Vec<String> {
+    lines::pack(OPS_HEAD, lines).unwrap_or_default().into_iter().map(|(v, _)| v).collect()
 }
 
 impl Landing {
@@ -193,16 +173,8 @@ impl Landing {
             unlooked: 0,
             known: HashMap::default(),
             chunked: HashMap::default(),
-            held: BTreeMap::new(),
-            homes: HashMap::default(),
-            chunks: BTreeMap::new(),
-        }
-    }
-
-    fn home(&mut self, id: &OpId, key: &str) {
-        let homes = self.homes.entry(id.clone()).or_default();
-        if !homes.iter().any(|h| h == key) {
-            homes.push(key.to_string());
+            held: HashMap::default(),
+            chunks: HashMap::default(),
         }
     }
 
@@ -211,19 +183,30 @@ impl Landing {
         self.held.values().map(|h| h.bytes).sum()
     }
 
-    /// Reads the namespace whole into a new log; converts an earlier
+    /// Reads the namespace whole into a new log, converting an earlier
     /// release's records first.
-    pub async fn load(&mut self, now: i64, clock: &mut crate::longterm::log::op::Clock) -> Result<Log> {
-        let legacy = self.read_legacy().await?;
-        // A chunk merged away while it was read: read again.
+    pub async fn load(&mut self, now: i64, clock: &mut Clock) -> Result<Log> {
+        let legacy = legacy::read(self.store.as_ref(), &self.damage).await?;
         let mut ops = Vec::new();
+        // A chunk merged away while it was read: read again.
         for tries in 1.. {
-            if let Some(read) = self.read_all().await? {
-                ops = read;
+            let meta = self.store.get_many(&[EPOCH_KEY.to_string(), MARK_KEY.to_string()]).await?;
+            let logs = self.store.list(LOG_PREFIX).await?;
+            self.known.clear();
+            self.chunked.clear();
+            self.held.clear();
+            self.chunks.clear();
+            ops.clear();
+            if self.read_chunks(&mut ops).await? {
+                let mut meta = meta.into_iter();
+                (self.epoch, self.mark, self.unlooked) = (meta.next().flatten(), meta.next().flatten(), 0);
+                for (key, value) in logs {
+                    self.take_log(&key, &value, &mut ops);
+                }
                 break;
             }
             if tries == 3 {
-                return Err(crate::error::Error::storage(
+                return Err(Error::storage(
                     "other instances compacted the namespace during every read of it; try again",
                 ));
             }
@@ -233,88 +216,82 @@ impl Landing {
         }
         let mut log = Log::default();
         log.insert_named(ops);
-        if let Some((keys, mut converted)) = legacy {
-            // An earlier release's memories, as this release writes them.
-            for op in &mut converted {
-                op.stamp = clock.next(now);
-            }
-            self.append(&mut log, converted).await?;
-            self.store.delete_many(keys).await?;
+        if let Some(legacy) = legacy {
+            let ops = legacy.ops.into_iter().map(|op| Op::new(clock.next(now), op.action)).collect();
+            self.append(&mut log, ops).await?;
+            self.store.delete_many(legacy.keys).await?;
         }
         log.take_refolded();
         log.view_mut().take_touched();
         Ok(log)
     }
 
-    /// Every operation of the namespace; `None` if a chunk went while it was
-    /// read.
-    async fn read_all(&mut self) -> Result<Option<Vec<(OpId, Op)>>> {
-        let (epoch, chunks, logs) = futures::join!(
-            self.store.get(EPOCH_KEY),
-            self.store.list(INDEX_PREFIX),
-            self.store.list(LOG_PREFIX)
-        );
-        let (chunks, logs) = (chunks?, logs?);
-        self.epoch = epoch?;
-        self.known.clear();
-        self.chunked.clear();
-        self.held.clear();
-        self.homes.clear();
-        self.chunks.clear();
+    /// Reads the chunks not held yet whose writes are not all held, into
+    /// `ops`; says whether every part of them was there (a merge may have
+    /// deleted them meanwhile).
+    async fn read_chunks(&mut self, ops: &mut Vec<(OpId, Op)>) -> Result<bool> {
         let mut parts = Vec::new();
-        for (key, json) in chunks {
-            let id = key[INDEX_PREFIX.len()..].to_string();
-            let Some(index) = damage::parse::<ChunkIndex>(&self.damage, &key, &json) else { continue };
-            parts.extend((0..index.parts).map(|n| chunk_key(&id, n)));
-            self.chunks.insert(id, index);
+        let mut fresh = Vec::new();
+        for (key, json) in self.store.list(INDEX_PREFIX).await? {
+            let id = &key[INDEX_PREFIX.len()..];
+            if self.chunks.contains_key(id) {
+                continue;
+            }
+            let Ok(index) = serde_json::from_str::<ChunkIndex>(&json) else {
+                self.damage.report(&key, "not a chunk's index");
+                continue;
+            };
+            let held = |(w, writes): &(u64, Writes)| {
+                writes.0.iter().all(|&(lo, hi)| self.known.get(w).is_some_and(|k| k.holds(lo, hi)))
+            };
+            if !index.writes.iter().all(held) {
+                parts.extend((0..index.parts).map(|n| chunk_key(id, n)));
+            }
+            fresh.push((id.to_string(), index));
         }
         let values = self.store.get_many(&parts).await?;
         if values.iter().any(Option::is_none) {
-            return Ok(None);
+            return Ok(false);
         }
-        let mut ops = Vec::new();
-        for (key, value) in parts.into_iter().zip(values) {
-            self.take(&key, &value.unwrap_or_default(), &mut ops);
+        for (key, value) in parts.iter().zip(values) {
+            self.take(key, &value.unwrap_or_default(), ops);
         }
-        for index in self.chunks.values() {
-            for (w, writes) in &index.writes {
-                let Ok(w) = u64::from_str_radix(w, 16) else { continue };
-                for &(lo, hi) in &writes.0 {
-                    self.known.entry(w).or_default().add(lo, hi);
-                    self.chunked.entry(w).or_default().add(lo, hi);
-                }
-            }
+        for (id, index) in fresh {
+            self.hold_chunk(id, index);
         }
-        for (key, value) in logs {
-            self.take_log(&key, &value, &mut ops);
-        }
-        Ok(Some(ops))
+        Ok(true)
     }
 
-    /// Takes a log record read from the store.
-    fn take_log(&mut self, key: &str, value: &str, ops: &mut Vec<(OpId, Op)>) {
-        match parse_log_key(key) {
-            Some((w, seq)) if !self.chunked.get(&w).is_some_and(|k| k.holds(seq, seq)) => {
-                if self.held.contains_key(key) {
-                    return;
-                }
-                self.take(key, value, ops);
-                self.known.entry(w).or_default().add(seq, seq);
-                if w == self.writer {
-                    self.seq = self.seq.max(seq);
-                }
+    fn hold_chunk(&mut self, id: String, index: ChunkIndex) {
+        for (w, writes) in &index.writes {
+            for &(lo, hi) in &writes.0 {
+                self.known.entry(*w).or_default().add(lo, hi);
+                self.chunked.entry(*w).or_default().add(lo, hi);
             }
-            // Folded into a chunk held already: a compaction's leftover.
-            Some(_) => {}
-            None => self.damage.report(key, "not the key of a log record"),
+        }
+        self.chunks.insert(id, index);
+    }
+
+    /// Takes a log record read from the store, unless it is held already
+    /// (here, or in a chunk: a compaction's leftover).
+    fn take_log(&mut self, key: &str, value: &str, ops: &mut Vec<(OpId, Op)>) {
+        let Some((w, seq)) = parse_log_key(key) else {
+            return self.damage.report(key, "not the key of a log record");
+        };
+        if self.held.contains_key(key) || self.chunked.get(&w).is_some_and(|k| k.holds(seq, seq)) {
+            return;
+        }
+        self.take(key, value, ops);
+        self.known.entry(w).or_default().add(seq, seq);
+        if w == self.writer {
+            self.seq = self.seq.max(seq);
         }
     }
 
     /// Takes a value of operations read under `key`.
     fn take(&mut self, key: &str, value: &str, ops: &mut Vec<(OpId, Op)>) {
         if lines::head(value) != OPS_HEAD {
-            self.damage.report(key, "not a record of operations");
-            return;
+            return self.damage.report(key, "not a record of operations");
         }
         let mut held = Held { ops: Vec::new(), bytes: value.len() as u64 };
         let mut bad = 0;
@@ -323,7 +300,6 @@ impl Landing {
                 Ok(op) if op.entry().is_none_or(|e| e.validate().is_ok()) => {
                     let id = Op::named_in(line).unwrap_or_else(|| OpId::of(op.stamp, line));
                     held.ops.push(id.clone());
-                    self.home(&id, key);
                     ops.push((id, op));
                 }
                 _ => bad += 1,
@@ -335,84 +311,26 @@ impl Landing {
         self.held.insert(key.to_string(), held);
     }
 
-    /// An earlier release's memories and judged messages as operations (to
-    /// be stamped), with the keys they are read from.
-    async fn read_legacy(&self) -> Result<Option<(Vec<String>, Vec<Op>)>> {
-        let (entries, processed) =
-            futures::join!(self.store.list(ENTRY_PREFIX), self.store.list(PROCESSED_PREFIX));
-        let (entries, processed) = (entries?, processed?);
-        if entries.is_empty() && processed.is_empty() {
-            return Ok(None);
-        }
-        let stamp = crate::longterm::log::op::Stamp { clock: 0, writer: self.writer };
-        let mut ops = Vec::new();
-        let mut keys: Vec<String> = LEGACY_KEYS.iter().map(|k| k.to_string()).collect();
-        keys.extend(self.store.list(SNAPSHOT_PREFIX).await?.into_iter().map(|(k, _)| k));
-        let mut seen = HashSet::default();
-        for (key, json) in entries {
-            let mut read: Vec<MemoryEntry> = Vec::new();
-            let mut sound = true;
-            if lines::head(&json) == "~batch" {
-                for line in lines::records(&json) {
-                    match serde_json::from_str::<MemoryEntry>(line) {
-                        Ok(e) if e.validate().is_ok() => read.push(e),
-                        _ => sound = false,
-                    }
-                }
-            } else {
-                match damage::parse::<MemoryEntry>(&self.damage, &key, &json) {
-                    Some(e) if key[ENTRY_PREFIX.len()..] == e.id && e.validate().is_ok() => read.push(e),
-                    Some(_) => {
-                        self.damage.report(&key, "the record is not a valid memory under its own id");
-                        continue;
-                    }
-                    None => continue,
-                }
-            }
-            if !sound {
-                self.damage.report(&key, "some of the batch's memories are not valid memories");
-                continue;
-            }
-            for e in read {
-                // A memory's own record wins over a batch's copy: read last.
-                if seen.insert(e.id.clone()) || !json.starts_with("~batch") {
-                    ops.push(Op::new(stamp, Action::Import { entry: e }));
-                }
-            }
-            keys.push(key);
-        }
-        let mut hashes: BTreeMap<i64, Vec<String>> = BTreeMap::new();
-        for (key, value) in processed {
-            match value.trim().parse::<i64>() {
-                Ok(until) => hashes.entry(until).or_default().push(key[PROCESSED_PREFIX.len()..].to_string()),
-                Err(_) => {
-                    self.damage.report(&key, "not an expiry time");
-                    continue;
-                }
-            }
-            keys.push(key);
-        }
-        ops.extend(
-            hashes.into_iter().map(|(until, hashes)| Op::new(stamp, Action::Processed { hashes, until })),
-        );
-        Ok(Some((keys, ops)))
-    }
-
     /// Writes `ops` as this writer's next write, then holds them in `log`.
     pub async fn append(&mut self, log: &mut Log, ops: Vec<Op>) -> Result<()> {
         if ops.is_empty() {
             return Ok(());
         }
         let seq = self.seq + 1;
-        let jsons: Vec<String> = ops.iter().map(Op::json).collect();
-        let values: Vec<String> =
-            lines::pack(OPS_HEAD, &jsons).unwrap_or_default().into_iter().map(|(v, _)| v).collect();
+        let lines: Vec<String> = ops.iter().map(Op::json).collect();
         let mut items: Vec<(String, String)> =
-            values.into_iter().enumerate().map(|(n, v)| (log_key(self.writer, seq, n), v)).collect();
+            pack(&lines).into_iter().enumerate().map(|(n, v)| (log_key(self.writer, seq, n), v)).collect();
+        let parts = items.len();
         let now = ops.iter().map(|op| op.stamp.ms()).max().unwrap_or_default();
         items.push((head_key(self.writer), format!("{seq} {now}")));
         let mark = format!("{:016x}-{seq}", self.writer);
         items.push((MARK_KEY.to_string(), mark.clone()));
+        // A namespace with records has an epoch, so that one deleted whole
+        // (not purged) is read anew too.
+        let epoch = self.epoch.clone().unwrap_or_else(|| format!("{:016x}", crate::entry::random_u64(now)));
+        if self.epoch.is_none() {
+            items.push((EPOCH_KEY.to_string(), epoch.clone()));
+        }
         // Checked against the mark last seen: if it still holds, nothing
         // came between, and the next catch-up need not look. If not, the
         // write goes all the same, and the next catch-up looks.
@@ -421,42 +339,29 @@ impl Landing {
         } else {
             self.store.put_many(items.clone()).await?;
         }
-        self.seq = seq;
+        (self.seq, self.epoch) = (seq, Some(epoch));
         self.known.entry(self.writer).or_default().add(seq, seq);
         let mut named = Vec::with_capacity(ops.len());
-        let mut next = ops.into_iter();
-        for (key, value) in items.iter().filter(|(k, _)| k.starts_with(LOG_PREFIX)) {
-            let mut held = Held { ops: Vec::new(), bytes: value.len() as u64 };
-            for line in lines::records(value) {
-                let Some(op) = next.next() else { break };
-                let id = OpId::of(op.stamp, line);
-                held.ops.push(id.clone());
-                self.home(&id, key);
-                named.push((id, op));
-            }
-            self.held.insert(key.clone(), held);
+        for (key, value) in items.into_iter().take(parts) {
+            self.take(&key, &value, &mut named);
         }
         log.insert_named(named);
         Ok(())
     }
 
     /// Catches up with what other writers wrote since.
-    pub async fn catch_up(
-        &mut self,
-        log: &mut Log,
-        clock: &mut crate::longterm::log::op::Clock,
-    ) -> Result<Caught> {
+    pub async fn catch_up(&mut self, log: &mut Log, clock: &mut Clock) -> Result<Caught> {
         let mut meta = self.store.get_many(&[EPOCH_KEY.to_string(), MARK_KEY.to_string()]).await?.into_iter();
         let (epoch, mark) = (meta.next().flatten(), meta.next().flatten());
         if epoch != self.epoch {
-            return Ok(Caught::Reloaded);
+            return Ok(Caught::Purged);
         }
         self.unlooked += 1;
         if mark == self.mark && self.unlooked < LOOK_EVERY {
             return Ok(Caught::Nothing);
         }
         let heads = self.store.list(HEAD_PREFIX).await?;
-        // Read before the heads: a write after it moves the mark again.
+        // Read before the heads: a write after them moves the mark again.
         (self.mark, self.unlooked) = (mark, 0);
         let mut moved = Vec::new();
         for (key, value) in heads {
@@ -476,59 +381,19 @@ impl Landing {
         let mut ops = Vec::new();
         let store = self.store.clone();
         let prefixes: Vec<String> = moved.iter().map(|(w, _)| log_writer_prefix(*w)).collect();
-        let lists = futures::future::join_all(prefixes.iter().map(|p| store.list(p))).await;
-        for list in lists {
+        for list in futures::future::join_all(prefixes.iter().map(|p| store.list(p))).await {
             for (key, value) in list? {
                 self.take_log(&key, &value, &mut ops);
             }
         }
         // Writes missing from the records went into chunks meanwhile.
         if moved.iter().any(|(w, seq)| self.known.get(w).is_none_or(|k| k.contiguous() < *seq)) {
-            self.read_new_chunks(&mut ops).await?;
+            self.read_chunks(&mut ops).await?;
         }
         for (_, op) in &ops {
             clock.observe(op.stamp);
         }
-        let added = log.insert_named(ops);
-        Ok(if added > 0 { Caught::New } else { Caught::Nothing })
-    }
-
-    /// Reads the chunks holding writes not held here.
-    async fn read_new_chunks(&mut self, ops: &mut Vec<(OpId, Op)>) -> Result<()> {
-        let mut parts = Vec::new();
-        let mut fresh = Vec::new();
-        for (key, json) in self.store.list(INDEX_PREFIX).await? {
-            let id = key[INDEX_PREFIX.len()..].to_string();
-            if self.chunks.contains_key(&id) {
-                continue;
-            }
-            let Some(index) = damage::parse::<ChunkIndex>(&self.damage, &key, &json) else { continue };
-            let all_held = index.writes.iter().all(|(w, writes)| {
-                let w = u64::from_str_radix(w, 16).unwrap_or_default();
-                writes.0.iter().all(|&(lo, hi)| self.known.get(&w).is_some_and(|k| k.holds(lo, hi)))
-            });
-            if !all_held {
-                parts.extend((0..index.parts).map(|n| chunk_key(&id, n)));
-            }
-            fresh.push((id, index));
-        }
-        let values = self.store.get_many(&parts).await?;
-        for (key, value) in parts.into_iter().zip(values) {
-            if let Some(value) = value {
-                self.take(&key, &value, ops);
-            }
-        }
-        for (id, index) in fresh {
-            for (w, writes) in &index.writes {
-                let Ok(w) = u64::from_str_radix(w, 16) else { continue };
-                for &(lo, hi) in &writes.0 {
-                    self.known.entry(w).or_default().add(lo, hi);
-                    self.chunked.entry(w).or_default().add(lo, hi);
-                }
-            }
-            self.chunks.insert(id, index);
-        }
-        Ok(())
+        Ok(if log.insert_named(ops) > 0 { Caught::New } else { Caught::Nothing })
     }
 
     /// Rewrites every record holding an operation that wrote a memory
@@ -536,92 +401,86 @@ impl Landing {
     /// text), in the log too.
     pub async fn erase_forgotten(&mut self, log: &mut Log) -> Result<()> {
         let erased: HashSet<OpId> = log.erase_forgotten().into_iter().collect();
-        let mut records: HashSet<String> = HashSet::default();
-        for id in &erased {
-            records.extend(self.homes.get(id).cloned().unwrap_or_default());
-        }
         let mut puts = Vec::new();
-        for key in records {
-            let Some(held) = self.held.get_mut(&key) else { continue };
-            let ops: Vec<(&OpId, &Op)> = held.ops.iter().filter_map(|id| Some((id, log.get(id)?))).collect();
+        for (key, held) in self.held.iter_mut().filter(|(_, h)| h.ops.iter().any(|id| erased.contains(id))) {
             // A part only loses text, so it stays one value.
-            let value = value_of(&ops);
+            let mut value = OPS_HEAD.to_string();
+            for (id, op) in held.ops.iter().filter_map(|id| Some((id, log.get(id)?))) {
+                value.push('\n');
+                value.push_str(&line_of(id, op));
+            }
             held.bytes = value.len() as u64;
-            puts.push((key, value));
+            self.damage.repaired(key);
+            puts.push((key.clone(), value));
         }
         if !puts.is_empty() {
-            for (key, _) in &puts {
-                self.damage.repaired(key);
-            }
             self.store.put_many(puts).await?;
         }
         Ok(())
     }
 
-    /// Folds records into a chunk once enough have piled up, and chunks of
-    /// one size class into one; `now` decides which heads are idle.
+    /// Folds records into a chunk once enough have piled up, and four
+    /// chunks of one size class (64, 256, 1,024 ... operations) into one.
     pub async fn compact_if_due(&mut self, log: &Log, now: i64) -> Result<()> {
         let records: Vec<String> = self.held.keys().filter(|k| k.starts_with(LOG_PREFIX)).cloned().collect();
         if records.len() >= COMPACT_AT {
             self.fold_into_chunk(log, records, Vec::new(), now).await?;
             self.drop_idle_heads(now).await?;
         }
-        // Size classes: 64, 256, 1,024 ... operations.
-        let class = |ops: usize| (ops.max(1).ilog2() / MERGE.ilog2()) as usize;
-        let mut by_class: BTreeMap<usize, Vec<String>> = BTreeMap::new();
-        for (id, index) in &self.chunks {
-            by_class.entry(class(index.ops)).or_default().push(id.clone());
-        }
-        if let Some((_, ids)) = by_class.into_iter().find(|(_, ids)| ids.len() >= MERGE) {
-            self.fold_into_chunk(log, Vec::new(), ids, now).await?;
+        let class = |index: &ChunkIndex| index.ops.max(1).ilog2() / MERGE.ilog2();
+        let crowded = self
+            .chunks
+            .values()
+            .map(class)
+            .find(|c| self.chunks.values().filter(|index| class(index) == *c).count() >= MERGE);
+        if let Some(c) = crowded {
+            let ids = self.chunks.iter().filter(|(_, index)| class(index) == c).map(|(id, _)| id.clone());
+            self.fold_into_chunk(log, Vec::new(), ids.collect(), now).await?;
         }
         Ok(())
     }
 
-    /// Writes the operations of `records` and of chunks `merged` as one new
-    /// chunk, then deletes them.
+    /// Writes the operations of records `gone` and of chunks `merged` as one
+    /// new chunk, then deletes them (written first: a failure between leaves
+    /// both, and a duplicate operation is the same operation).
     async fn fold_into_chunk(
         &mut self,
         log: &Log,
-        records: Vec<String>,
+        mut gone: Vec<String>,
         merged: Vec<String>,
         now: i64,
     ) -> Result<()> {
-        let mut index = ChunkIndex::default();
-        let mut ids: Vec<OpId> = Vec::new();
-        let mut gone: Vec<String> = records.clone();
-        for key in &records {
-            if let Some((w, seq)) = parse_log_key(key) {
-                index.writes.entry(writer_hex(w)).or_default().add(seq, seq);
-            }
+        let mut writes: HashMap<u64, Writes> = HashMap::default();
+        for (w, seq) in gone.iter().filter_map(|key| parse_log_key(key)) {
+            writes.entry(w).or_default().add(seq, seq);
         }
-        for id in &merged {
-            let Some(old) = self.chunks.get(id) else { continue };
-            for (w, writes) in &old.writes {
-                for &(lo, hi) in &writes.0 {
-                    index.writes.entry(w.clone()).or_default().add(lo, hi);
+        for (id, old) in merged.iter().filter_map(|id| Some((id, self.chunks.get(id)?))) {
+            for (w, held) in &old.writes {
+                for &(lo, hi) in &held.0 {
+                    writes.entry(*w).or_default().add(lo, hi);
                 }
             }
             gone.extend((0..old.parts).map(|n| chunk_key(id, n)));
         }
-        for key in &gone {
-            ids.extend(self.held.get(key).map(|h| h.ops.clone()).unwrap_or_default());
-        }
-        ids.sort();
-        ids.dedup();
-        // Judged marks that have run out need not be kept.
+        let ids: HashSet<&OpId> =
+            gone.iter().filter_map(|key| self.held.get(key)).flat_map(|h| &h.ops).collect();
+        // In the log's order, so a chunk reads in stamp order; judged marks
+        // that have run out are not kept.
         let expired = |op: &Op| matches!(op.action, Action::Processed { until, .. } if until <= now);
-        let kept: Vec<(&OpId, &Op)> =
-            ids.iter().filter_map(|id| Some((id, log.get(id)?))).filter(|(_, op)| !expired(op)).collect();
-        let values = pack(&kept);
+        let lines: Vec<String> = log
+            .ops()
+            .filter(|(id, op)| ids.contains(id) && !expired(op))
+            .map(|(id, op)| line_of(id, op))
+            .collect();
+        let values = pack(&lines);
         let chunk = format!("{:016x}", crate::entry::random_u64(now));
-        index.parts = values.len();
-        index.ops = kept.len();
+        let index =
+            ChunkIndex { writes: writes.into_iter().collect(), parts: values.len(), ops: lines.len() };
         let mut items: Vec<(String, String)> =
             values.into_iter().enumerate().map(|(n, v)| (chunk_key(&chunk, n), v)).collect();
+        let parts = items.len();
         items.push((index_key(&chunk), serde_json::to_string(&index).unwrap_or_default()));
         self.store.put_many(items.clone()).await?;
-        // Written first, deleted after: a failure between leaves both.
         let mut deletes = gone.clone();
         deletes.extend(merged.iter().map(|id| index_key(id)));
         self.store.delete_many(deletes).await?;
@@ -631,26 +490,11 @@ impl Landing {
         for id in &merged {
             self.chunks.remove(id);
         }
-        let gone: HashSet<&String> = gone.iter().collect();
-        let mut next = kept.into_iter().map(|(id, _)| id.clone());
-        for (key, value) in items.iter().filter(|(k, _)| k.starts_with(CHUNK_PREFIX)) {
-            let mut held = Held { ops: Vec::new(), bytes: value.len() as u64 };
-            for _ in lines::records(value) {
-                let Some(id) = next.next() else { break };
-                let homes = self.homes.entry(id.clone()).or_default();
-                homes.retain(|h| !gone.contains(h));
-                homes.push(key.clone());
-                held.ops.push(id);
-            }
-            self.held.insert(key.clone(), held);
+        let mut ops = Vec::new();
+        for (key, value) in items.into_iter().take(parts) {
+            self.take(&key, &value, &mut ops);
         }
-        for (w, writes) in &index.writes {
-            let Ok(w) = u64::from_str_radix(w, 16) else { continue };
-            for &(lo, hi) in &writes.0 {
-                self.chunked.entry(w).or_default().add(lo, hi);
-            }
-        }
-        self.chunks.insert(chunk, index);
+        self.hold_chunk(chunk, index);
         Ok(())
     }
 
@@ -658,21 +502,19 @@ impl Landing {
     /// chunks: catching up reads one head per writer, so they must not pile
     /// up with every instance ever opened.
     async fn drop_idle_heads(&mut self, now: i64) -> Result<()> {
-        let in_chunks = |w: u64, seq: u64| {
-            let prefix = log_writer_prefix(w);
-            self.known.get(&w).is_some_and(|k| k.holds(1, seq))
-                && !self.held.keys().any(|k| k.starts_with(&prefix))
-        };
         let mut idle = Vec::new();
         for (key, value) in self.store.list(HEAD_PREFIX).await? {
-            let mut parts = value.split(' ');
-            let seq = parts.next().and_then(|s| s.parse::<u64>().ok());
-            let at = parts.next().and_then(|s| s.parse::<i64>().ok());
+            let mut parts = value.split(' ').map(|s| s.parse::<i64>().ok());
+            let (seq, at) = (parts.next().flatten(), parts.next().flatten());
             let w = u64::from_str_radix(&key[HEAD_PREFIX.len()..], 16).ok();
-            if let (Some(seq), Some(at), Some(w)) = (seq, at, w) {
-                if w != self.writer && now - at > HEAD_IDLE_MS && in_chunks(w, seq) {
-                    idle.push(key);
-                }
+            let (Some(seq), Some(at), Some(w)) = (seq, at, w) else { continue };
+            let prefix = log_writer_prefix(w);
+            if w != self.writer
+                && now - at > HEAD_IDLE_MS
+                && self.chunked.get(&w).is_some_and(|k| k.holds(1, seq as u64))
+                && !self.held.keys().any(|k| k.starts_with(&prefix))
+            {
+                idle.push(key);
             }
         }
         if !idle.is_empty() {
@@ -684,7 +526,7 @@ impl Landing {
     /// Deletes every record of long-term memory and moves the epoch, so
     /// every instance reads the namespace anew.
     pub async fn purge(&mut self, now: i64) -> Result<()> {
-        let mut keys: Vec<String> = Vec::new();
+        let mut keys: Vec<String> = LEGACY_KEYS.iter().chain([&MARK_KEY]).map(|k| k.to_string()).collect();
         for prefix in [
             LOG_PREFIX,
             HEAD_PREFIX,
@@ -696,7 +538,6 @@ impl Landing {
         ] {
             keys.extend(self.store.list(prefix).await?.into_iter().map(|(k, _)| k));
         }
-        keys.extend(LEGACY_KEYS.iter().chain([&MARK_KEY]).map(|k| k.to_string()));
         self.store.delete_many(keys.clone()).await?;
         let epoch = format!("{:016x}", crate::entry::random_u64(now));
         self.store.put_many(vec![(EPOCH_KEY.to_string(), epoch.clone())]).await?;
@@ -707,7 +548,6 @@ impl Landing {
         self.known.clear();
         self.chunked.clear();
         self.held.clear();
-        self.homes.clear();
         self.chunks.clear();
         Ok(())
     }

@@ -12,6 +12,7 @@
 
 pub mod fold;
 pub mod landing;
+mod legacy;
 pub mod op;
 
 // Property tests: proptest is a native dev-dependency only.
