@@ -575,11 +575,8 @@ impl Records {
             }
         }
         let now = self.clock.now_ms();
-        let mut marks: rustc_hash::FxHashMap<i64, Vec<String>> = Default::default();
-        for (hash, until) in doc.processed.into_iter().filter(|(_, until)| *until > now) {
-            marks.entry(until).or_default().push(hash);
-        }
-        actions.extend(marks.into_iter().map(|(until, hashes)| Action::Processed { hashes, until }));
+        let fresh = doc.processed.into_iter().filter(|(_, until)| *until > now);
+        actions.extend(fresh.map(|(hash, until)| Action::Processed { hashes: vec![hash], until }));
         self.write(actions).await?;
         Ok(report)
     }

@@ -421,9 +421,7 @@ impl IndexedDbStore {
     }
 
     async fn get_impl(&self, key: &str) -> Result<Option<String>> {
-        let (_tx, store) = self.records(IdbTransactionMode::Readonly).await?;
-        let req = store.get(&JsValue::from_str(key)).map_err(|e| idb_error("get", e))?;
-        Ok(record_text(&request_done(&req, "get").await?))
+        Ok(self.get_many_impl(&[key.to_string()]).await?.pop().flatten())
     }
 
     /// Every get asked for at once, in one transaction.
@@ -431,7 +429,8 @@ impl IndexedDbStore {
         if keys.is_empty() {
             return Ok(Vec::new());
         }
-        let (_tx, store) = self.records(IdbTransactionMode::Readonly).await?;
+        let (tx, store) = self.records(IdbTransactionMode::Readonly).await?;
+        let done = transaction_done(&tx, "get");
         let mut asked = Vec::with_capacity(keys.len());
         for key in keys {
             let req = store.get(&JsValue::from_str(key)).map_err(|e| idb_error("get", e))?;
@@ -439,7 +438,16 @@ impl IndexedDbStore {
         }
         let mut values = Vec::with_capacity(keys.len());
         for answer in asked {
-            values.push(record_text(&answer.await?));
+            match answer.await {
+                Ok(value) => values.push(record_text(&value)),
+                // The browser aborted the reads: a read-only transaction
+                // aborted with no error of its own is the browser closing
+                // the database (a full disk); its `close` event follows.
+                Err(read) => {
+                    let _ = done.await;
+                    return Err(if tx.error().is_none() { lost_error() } else { read });
+                }
+            }
         }
         Ok(values)
     }

@@ -22,7 +22,7 @@
 //!
 //! Cost: one map update per operation, a lookup per memory replaced.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use rustc_hash::FxHashMap as HashMap;
 
@@ -41,9 +41,10 @@ pub const UNDONE: &str = "undone";
 pub struct View {
     /// Every memory not forgotten, in force or in history, by id.
     memories: HashMap<String, MemoryEntry>,
-    /// Memories forgotten, with the stamp of the last forget of each:
-    /// what wrote them before it counts as never written.
-    forgotten: HashMap<String, Stamp>,
+    /// Memories forgotten, with the clock of the last forget of each: what
+    /// wrote them at an earlier clock (everything its forgetter had seen)
+    /// counts as never written.
+    forgotten: HashMap<String, i64>,
     /// Judged messages with the time their mark lasts until.
     processed: HashMap<String, i64>,
     /// The memory in force saying each text (scope and normalized text).
@@ -112,12 +113,12 @@ impl View {
 
     /// Whether a write of `id` stamped `stamp` was forgotten afterwards.
     fn forgotten_at(&self, id: &str, stamp: Stamp) -> bool {
-        self.forgotten.get(id).is_some_and(|at| stamp < *at)
+        self.forgotten.get(id).is_some_and(|at| (stamp.clock as i64) < *at)
     }
 
     fn forgot(&mut self, id: &str, stamp: Stamp) {
-        let at = self.forgotten.entry(id.to_string()).or_insert(stamp);
-        *at = (*at).max(stamp);
+        let at = self.forgotten.entry(id.to_string()).or_insert(stamp.clock as i64);
+        *at = (*at).max(stamp.clock as i64);
     }
 
     /// The ids whose memory changed since the last call.
@@ -425,10 +426,12 @@ impl View {
     }
 }
 
-/// A log held in memory: its operations and their view, kept in step.
+/// A log held in memory: its operations in id order (a sorted vector: the
+/// log grows at its end, and a `BTreeMap` of them cost the wasm 10 KB) and
+/// their view, kept in step.
 #[derive(Debug, Clone, Default)]
 pub struct Log {
-    ops: BTreeMap<OpId, Op>,
+    ops: Vec<(OpId, Op)>,
     view: View,
     refolded: bool,
 }
@@ -446,25 +449,33 @@ impl Log {
 
     /// [`Log::insert`] of operations whose ids are already made.
     pub fn insert_named(&mut self, ops: impl IntoIterator<Item = (OpId, Op)>) -> usize {
-        let mut added = 0;
+        let held = self.ops.len();
         let mut refold = false;
         for (id, op) in ops {
-            if self.ops.contains_key(&id) {
-                continue;
+            let in_order = self.ops.last().is_none_or(|(last, _)| *last < id);
+            if !in_order {
+                if self.find(&id).is_ok() {
+                    continue;
+                }
+                refold = true;
             }
-            let in_order = self.ops.last_key_value().is_none_or(|(last, _)| *last < id);
-            refold |= !in_order || matches!(op.action, Action::Forget { .. });
+            refold |= matches!(op.action, Action::Forget { .. });
             if !refold {
                 self.view.apply(&op);
             }
-            self.ops.insert(id, op);
-            added += 1;
+            self.ops.push((id, op));
         }
         if refold {
-            self.view = View::of_sorted(self.ops.values());
+            crate::order::sort_by(&mut self.ops, |a, b| a.0.cmp(&b.0));
+            self.ops.dedup_by(|a, b| a.0 == b.0);
+            self.view = View::of_sorted(self.ops.iter().map(|(_, op)| op));
             self.refolded = true;
         }
-        added
+        self.ops.len() - held
+    }
+
+    fn find(&self, id: &OpId) -> Result<usize, usize> {
+        self.ops.binary_search_by(|(other, _)| other.cmp(id))
     }
 
     /// Whether the view was made again since the last call: which memories
@@ -494,31 +505,15 @@ impl Log {
     }
 
     pub fn get(&self, id: &OpId) -> Option<&Op> {
-        self.ops.get(id)
-    }
-
-    pub fn len(&self) -> usize {
-        self.ops.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.ops.is_empty()
+        self.find(id).ok().map(|at| &self.ops[at].1)
     }
 
     pub fn view(&self) -> &View {
         &self.view
     }
 
+    /// Every operation held, in id order.
     pub fn ops(&self) -> impl Iterator<Item = (&OpId, &Op)> {
-        self.ops.iter()
-    }
-
-    pub fn contains(&self, id: &OpId) -> bool {
-        self.ops.contains_key(id)
-    }
-
-    /// The newest stamp held.
-    pub fn last_stamp(&self) -> Option<Stamp> {
-        self.ops.values().map(|op| op.stamp).max()
+        self.ops.iter().map(|(id, op)| (id, op))
     }
 }

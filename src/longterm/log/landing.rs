@@ -38,7 +38,6 @@
 use std::rc::Rc;
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
-use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::longterm::lines;
@@ -63,8 +62,7 @@ const LOOK_EVERY: u32 = 32;
 const OPS_HEAD: &str = "~ops";
 
 /// Ranges of a writer's writes (seqs), sorted and merged.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(transparent)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Writes(Vec<(u64, u64)>);
 
 impl Writes {
@@ -91,13 +89,45 @@ impl Writes {
     }
 }
 
-/// What a chunk's index says: the writes it holds, by writer, and how many
-/// parts and operations it has.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+/// What a chunk's index says: how many parts and operations it has, and
+/// the writes it holds, by writer. Stored as text, a line each:
+/// `<parts> <ops>`, then `<writer> <lo>-<hi> <lo>-<hi> ...` (hex writer,
+/// decimal seqs).
+#[derive(Debug, Clone, Default)]
 struct ChunkIndex {
     writes: Vec<(u64, Writes)>,
     parts: usize,
     ops: usize,
+}
+
+impl ChunkIndex {
+    fn text(&self) -> String {
+        let mut text = format!("{} {}", self.parts, self.ops);
+        for (w, writes) in &self.writes {
+            text.push_str(&format!("\n{w:016x}"));
+            for (lo, hi) in &writes.0 {
+                text.push_str(&format!(" {lo}-{hi}"));
+            }
+        }
+        text
+    }
+
+    fn parse(text: &str) -> Option<ChunkIndex> {
+        let mut lines = text.split('\n');
+        let (parts, ops) = lines.next()?.split_once(' ')?;
+        let mut index = ChunkIndex { writes: Vec::new(), parts: parts.parse().ok()?, ops: ops.parse().ok()? };
+        for line in lines {
+            let mut words = line.split(' ');
+            let w = u64::from_str_radix(words.next()?, 16).ok()?;
+            let mut writes = Writes::default();
+            for range in words {
+                let (lo, hi) = range.split_once('-')?;
+                writes.add(lo.parse().ok()?, hi.parse().ok()?);
+            }
+            index.writes.push((w, writes));
+        }
+        Some(index)
+    }
 }
 
 /// A record held: the ids of its operations and its length.
@@ -237,7 +267,7 @@ impl Landing {
             if self.chunks.contains_key(id) {
                 continue;
             }
-            let Ok(index) = serde_json::from_str::<ChunkIndex>(&json) else {
+            let Some(index) = ChunkIndex::parse(&json) else {
                 self.damage.report(&key, "not a chunk's index");
                 continue;
             };
@@ -462,14 +492,14 @@ impl Landing {
             }
             gone.extend((0..old.parts).map(|n| chunk_key(id, n)));
         }
-        let ids: HashSet<&OpId> =
-            gone.iter().filter_map(|key| self.held.get(key)).flat_map(|h| &h.ops).collect();
+        let ids: HashSet<OpId> =
+            gone.iter().filter_map(|key| self.held.get(key)).flat_map(|h| h.ops.iter().cloned()).collect();
         // In the log's order, so a chunk reads in stamp order; judged marks
         // that have run out are not kept.
         let expired = |op: &Op| matches!(op.action, Action::Processed { until, .. } if until <= now);
         let lines: Vec<String> = log
             .ops()
-            .filter(|(id, op)| ids.contains(id) && !expired(op))
+            .filter(|(id, op)| ids.contains(*id) && !expired(op))
             .map(|(id, op)| line_of(id, op))
             .collect();
         let values = pack(&lines);
@@ -479,7 +509,7 @@ impl Landing {
         let mut items: Vec<(String, String)> =
             values.into_iter().enumerate().map(|(n, v)| (chunk_key(&chunk, n), v)).collect();
         let parts = items.len();
-        items.push((index_key(&chunk), serde_json::to_string(&index).unwrap_or_default()));
+        items.push((index_key(&chunk), index.text()));
         self.store.put_many(items.clone()).await?;
         let mut deletes = gone.clone();
         deletes.extend(merged.iter().map(|id| index_key(id)));

@@ -4,7 +4,7 @@
 //! mark. A damaged record is reported and left where it is, as that
 //! release left it.
 
-use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use rustc_hash::FxHashSet as HashSet;
 
 use crate::entry::MemoryEntry;
 use crate::error::Result;
@@ -57,17 +57,14 @@ pub async fn read(store: &dyn Store, damage: &DamageLog) -> Result<Option<Legacy
         .chain(batched)
         .map(|entry| Op::new(unstamped, Action::Import { entry }))
         .collect();
-    let mut marks: HashMap<i64, Vec<String>> = HashMap::default();
     for (key, value) in processed {
         let Ok(until) = value.trim().parse::<i64>() else {
             damage.report(&key, "not an expiry time");
             continue;
         };
-        marks.entry(until).or_default().push(key[PROCESSED_PREFIX.len()..].to_string());
+        let hashes = vec![key[PROCESSED_PREFIX.len()..].to_string()];
+        ops.push(Op::new(unstamped, Action::Processed { hashes, until }));
         keys.push(key);
     }
-    ops.extend(
-        marks.into_iter().map(|(until, hashes)| Op::new(unstamped, Action::Processed { hashes, until })),
-    );
     Ok(Some(Legacy { ops, keys }))
 }
