@@ -140,9 +140,10 @@ const CLASSES = {
   },
 
   async "replay of a forgotten record"() {
-    // Known open (the op-log issue): a record written back by someone
-    // without the key brings a forgotten memory back. Counted apart, as
-    // `replayed`, until the log's tombstones win over any replay.
+    // Every record as it was before a forget, written back by someone
+    // without the key: the forget is an operation of its own, and the
+    // fold counts every earlier write of the memory as never written, so
+    // the memory stays forgotten. (Counted as `replayed` if it came back.)
     const store = mapStore();
     const encryption = { key: await aesKey() };
     const m = await am.Memory.open({ namespace: "p", sessionId: "s", store, encryption });

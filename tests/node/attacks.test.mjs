@@ -1,7 +1,6 @@
 // The adversarial pass (scripts/attacks.mjs) once, with 1,000 repeats of
-// each refusal: every case typed or recovered, nothing lost, no crash. The
-// replay of a forgotten record is the one known open case (the op-log
-// issue): it is counted, not hidden.
+// each refusal: every case typed or recovered, nothing lost, no crash, and a
+// forgotten memory's records written back do not bring it back.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { attackPass } from "../../scripts/attacks.mjs";
@@ -12,5 +11,5 @@ test("every attack of the adversarial pass is typed or recovered, and nothing ac
   assert.deepEqual(crashes, []);
   assert.equal(figures.attack_untyped + figures.attack_lost + figures.attack_wrong + figures.attack_crashes, 0, JSON.stringify(figures));
   assert.ok(figures.refusal_healthy);
-  assert.ok(figures.attack_replayed_open <= 1, "a replay that newly succeeds");
+  assert.equal(figures.attack_replayed_open, 0, "a replayed record brought a forgotten memory back");
 });

@@ -456,6 +456,29 @@ impl Details {
         self.state.as_ref()
     }
 
+    /// What the text holds a value of, if it is a single-valued state or
+    /// a short count: the subject and predicate of a state ("lives in" of
+    /// the user), or the few words around a text's one number ("has _
+    /// kids"). Two memories in force of one slot and scope are two values
+    /// of one thing. (Longer texts with numbers are left to dedup, which
+    /// compares them in full.)
+    pub fn slot(&self) -> Option<u64> {
+        let mut h = crate::hash::Fnv64::default();
+        if let Some(state) = &self.state {
+            h.feed(b"s\0").feed(state.subject.as_bytes()).feed(&[0]).feed(state.predicate.as_bytes());
+            return Some(h.finish());
+        }
+        let words: Vec<&String> = self.core.iter().filter(|w| !self.numbers.contains(w)).collect();
+        if self.numbers.len() != 1 || self.occasion.is_some() || words.is_empty() || words.len() > 4 {
+            return None;
+        }
+        h.feed(if self.negative { b"n-" } else { b"n+" });
+        for word in words {
+            h.feed(&[0]).feed(word.as_bytes());
+        }
+        Some(h.finish())
+    }
+
     /// True when the two say the same thing with opposite polarity
     /// ("Likes spicy food" / "Does not like spicy food").
     pub fn contradicts(&self, other: &Details) -> bool {

@@ -8,6 +8,8 @@
 //!   the earlier stays in force, the later joins its history.
 //! - **Rival updates** (two supersessions of one memory): the later wins;
 //!   the earlier, already in force, is superseded by it and kept in history.
+//!   The same for two values of one state written as new memories ("Has 2
+//!   kids" and "Has 3 kids", of one scope: one slot, [`Details::slot`]).
 //!   A lineage (memories joined by supersession) keeps one memory in force.
 //! - **An undo** takes back a memory in force and restores what it replaced;
 //!   an undo of a memory already replaced only marks it undone.
@@ -26,9 +28,10 @@ use std::collections::BTreeSet;
 
 use rustc_hash::FxHashMap as HashMap;
 
-use crate::entry::{MemoryEntry, Scope};
+use crate::entry::{MemoryEntry, Scope, Temporal};
 use crate::hash::Fnv64;
 use crate::longterm::dedup::normalize;
+use crate::longterm::dedup::Details;
 use crate::longterm::log::op::{Action, Op, OpId, Stamp};
 
 /// Metadata a replacement carries: the ids it superseded.
@@ -56,6 +59,10 @@ pub struct View {
     lineage: HashMap<String, String>,
     /// Each lineage's memories in force, by its root.
     in_force_of: HashMap<String, BTreeSet<String>>,
+    /// The slot of each state memory that has one, and the memory in force
+    /// holding each slot ([`Details::slot`]).
+    slot_of: HashMap<String, u64>,
+    slots: HashMap<u64, String>,
     /// Ids whose memory changed since [`View::take_touched`] (not part of
     /// what the view is).
     touched: Touched,
@@ -200,6 +207,21 @@ impl View {
             }
             _ => {}
         }
+        // Another value of the same state, in force: a writer that did not
+        // see it. The later replaces it, as a supersession would.
+        let slot = match e.temporal {
+            Some(Temporal::Event) => None,
+            _ => Details::new(&e.content).slot().map(|s| {
+                Fnv64::default().feed(e.scope.to_string().as_bytes()).feed(&s.to_le_bytes()).finish()
+            }),
+        };
+        if let Some(holder) = slot.and_then(|s| self.slots.get(&s)).cloned() {
+            let in_force = self.memories.get(&holder).is_some_and(|h| h.is_valid());
+            if in_force && holder != e.id && !replaced.contains(&holder) {
+                self.join(&e.id, &holder);
+                replaced.push(holder);
+            }
+        }
         if !replaces.is_empty() {
             e.metadata.insert(SUPERSEDES.into(), replaces.join(","));
         }
@@ -208,6 +230,9 @@ impl View {
         }
         self.replaced.insert(e.id.clone(), replaced);
         self.saying.insert(key, e.id.clone());
+        if let Some(s) = slot {
+            self.slot_of.insert(e.id.clone(), s);
+        }
         self.enter_force(&e.id);
         self.touch(&e.id);
         self.memories.insert(e.id.clone(), e);
@@ -309,6 +334,9 @@ impl View {
     }
 
     fn enter_force(&mut self, id: &str) {
+        if let Some(s) = self.slot_of.get(id) {
+            self.slots.insert(*s, id.to_string());
+        }
         let root = self.root(id);
         self.in_force_of.entry(root).or_default().insert(id.to_string());
     }

@@ -354,6 +354,31 @@ fn four_updates_of_one_state_at_once_leave_one_current_version() {
 }
 
 #[test]
+fn four_new_values_of_one_state_at_once_leave_one_current_version() {
+    // None had seen a value: each writes "has N kids" as a new memory.
+    let (view, ops) = at_once(
+        |w| {
+            let entry = w.memory(FACTS[w.n % 3].0);
+            Some(w.write(Action::Create { entry }))
+        },
+        &[],
+    );
+    let current: Vec<&str> = view.in_force().map(|e| e.content.as_str()).collect();
+    assert_eq!(current.len(), 1, "{current:?}");
+    assert_eq!(view.in_force().next().unwrap().id, "w4-1", "the latest stamp wins");
+    let mut reversed = ops.clone();
+    reversed.reverse();
+    assert_eq!(View::of(&reversed), view);
+    // Another scope's value is another state.
+    let mut w = Writer::new(9);
+    let mut agent = w.memory("The user has 7 kids");
+    agent.scope = Scope::Agent("a".into());
+    let mut all = ops.clone();
+    all.push(w.write(Action::Create { entry: agent }));
+    assert_eq!(View::of(&all).in_force().count(), 2);
+}
+
+#[test]
 fn two_dated_events_are_both_in_force() {
     let mut w = Writer::new(0);
     let ops: Vec<Op> = [7, 8].iter().filter_map(|&f| w.remember(f)).collect();
