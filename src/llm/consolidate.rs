@@ -160,11 +160,12 @@ async fn end_session_inner(
     let chat: Vec<&(Seq, MemoryEntry)> = history.iter().filter(|(_, e)| e.is_chat()).collect();
     let hashes: Vec<String> =
         chat.iter().map(|(seq, e)| message_hash(&storage_id, *seq, e.role, &e.content)).collect();
-    let is_new: Vec<bool> = {
+    let unjudged = || async {
         let mut r = longterm.lock().await;
         r.refresh().await?;
-        hashes.iter().map(|h| !r.is_processed(h)).collect()
+        Ok::<Vec<bool>, crate::error::Error>(hashes.iter().map(|h| !r.is_processed(h)).collect())
     };
+    let mut is_new = unjudged().await?;
     // With a model, one instance at a time judges (each would be billed):
     // one that finds the lease held leaves the work owed, for the holder or
     // a later end.
@@ -177,6 +178,9 @@ async fn end_session_inner(
                 report.errors.push(ANOTHER_ENDING.into());
                 return Ok(report);
             }
+            // What the lease's last holder judged meanwhile (another
+            // process: its marks reached the store before it let go).
+            is_new = unjudged().await?;
             Some(lease)
         }
         _ => None,
