@@ -83,9 +83,19 @@ impl Writes {
         self.0.iter().any(|&(a, b)| a <= lo && hi <= b)
     }
 
-    /// The last write held with every one before it.
+    /// The last write held with every one since the first held (writes
+    /// before it are gone: purged, or never seen by a load that read all
+    /// there was).
     fn contiguous(&self) -> u64 {
-        self.0.first().filter(|(lo, _)| *lo <= 1).map_or(0, |(_, hi)| *hi)
+        self.0.first().map_or(0, |(_, hi)| *hi)
+    }
+
+    /// Every write up to the last held: what a load that read all there was
+    /// knows (what it did not find is gone).
+    fn through_last(&mut self) {
+        if let Some(&(_, hi)) = self.0.last() {
+            self.0 = vec![(1, hi)];
+        }
     }
 }
 
@@ -233,6 +243,7 @@ impl Landing {
                 for (key, value) in logs {
                     self.take_log(&key, &value, &mut ops);
                 }
+                self.known.values_mut().for_each(Writes::through_last);
                 break;
             }
             if tries == 3 {
