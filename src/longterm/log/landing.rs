@@ -259,7 +259,7 @@ impl Landing {
         log.insert_named(ops);
         if let Some(legacy) = legacy {
             let ops = legacy.ops.into_iter().map(|op| Op::new(clock.next(now), op.action)).collect();
-            self.append(&mut log, ops).await?;
+            self.append(&mut log, ops, false).await?;
             self.store.delete_many(legacy.keys).await?;
         }
         log.take_refolded();
@@ -352,10 +352,12 @@ impl Landing {
         self.held.insert(key.to_string(), held);
     }
 
-    /// Writes `ops` as this writer's next write, then holds them in `log`.
-    pub async fn append(&mut self, log: &mut Log, ops: Vec<Op>) -> Result<()> {
+    /// Writes `ops` as this writer's next write, then holds them in `log`;
+    /// with `checked`, only if no other writer wrote since this one last
+    /// looked (says whether it wrote).
+    pub async fn append(&mut self, log: &mut Log, ops: Vec<Op>, checked: bool) -> Result<bool> {
         if ops.is_empty() {
-            return Ok(());
+            return Ok(true);
         }
         let seq = self.seq + 1;
         let lines: Vec<String> = ops.iter().map(Op::json).collect();
@@ -374,9 +376,12 @@ impl Landing {
         }
         // Checked against the mark last seen: if it still holds, nothing
         // came between, and the next catch-up need not look. If not, the
-        // write goes all the same, and the next catch-up looks.
+        // write goes all the same unless `checked`, and the next catch-up
+        // looks.
         if self.store.put_many_if(MARK_KEY, self.mark.as_deref(), items.clone()).await? {
             self.mark = Some(mark);
+        } else if checked {
+            return Ok(false);
         } else {
             self.store.put_many(items.clone()).await?;
         }
@@ -387,7 +392,7 @@ impl Landing {
             self.take(&key, &value, &mut named);
         }
         log.insert_named(named);
-        Ok(())
+        Ok(true)
     }
 
     /// Catches up with what other writers wrote since.

@@ -209,17 +209,29 @@ impl Records {
 
     /// Writes `actions` as one write of this instance, then folds them in.
     async fn write(&mut self, actions: Vec<Action>) -> Result<()> {
+        self.append(actions, false).await.map(drop)
+    }
+
+    /// [`Records::write`] only if no other writer wrote since this instance
+    /// last looked; says whether it wrote.
+    async fn write_checked(&mut self, actions: Vec<Action>) -> Result<bool> {
+        self.append(actions, true).await
+    }
+
+    async fn append(&mut self, actions: Vec<Action>, checked: bool) -> Result<bool> {
         if actions.is_empty() {
-            return Ok(());
+            return Ok(true);
         }
         let now = self.clock.now_ms();
         let ops: Vec<Op> = actions.into_iter().map(|a| Op::new(self.stamps.next(now), a)).collect();
-        self.landing.append(&mut self.log, ops).await?;
+        if !self.landing.append(&mut self.log, ops, checked).await? {
+            return Ok(false);
+        }
         self.note_changes();
         // The write is acknowledged: a compaction that fails is tried again
         // at a later write, and costs nothing meanwhile.
         let _ = self.landing.compact_if_due(&self.log, now).await;
-        Ok(())
+        Ok(true)
     }
 
     fn check_scope(entry: &MemoryEntry) -> Result<()> {
@@ -260,27 +272,31 @@ impl Records {
         }
         let entries: Vec<MemoryEntry> =
             entries.into_iter().map(crate::longterm::temporal::classified).collect();
-        self.refresh().await?;
-        let Plan { mut outcomes, new_entries, supersessions } =
-            self.probes.plan(self.log.view(), &entries, dedup);
-        let mut actions: Vec<Action> =
-            new_entries.into_iter().map(|entry| Action::Create { entry }).collect();
-        let mut superseding = Vec::with_capacity(supersessions.len());
-        for (at, mut entry, replaced, change) in supersessions {
-            if let Some(c) = change {
-                // Kept on the memory, so a reviewer (or the judge) sees why.
-                let why = serde_json::to_value(c).ok().and_then(|v| v.as_str().map(str::to_string));
-                entry.metadata.insert("change".into(), why.unwrap_or_default());
+        // Planned against the view held and written checked against the
+        // last write seen: a write costs no read of its own. If another
+        // writer came first, catch up, plan again and write (never
+        // refused); a plan with nothing to write checks with a read.
+        let mut contended = false;
+        let (mut outcomes, superseding) = loop {
+            let plan = self.probes.plan(self.log.view(), &entries, dedup);
+            let (outcomes, actions, superseding) = self.actions_of(plan);
+            if actions.is_empty() {
+                if !contended && self.refresh().await? {
+                    contended = true;
+                    continue;
+                }
+            } else if contended {
+                self.write(actions).await?;
+            } else if !self.write_checked(actions).await? {
+                self.refresh().await?;
+                contended = true;
+                continue;
             }
-            self.with_sources_of(&mut entry, &replaced);
-            superseding.push((at, entry.id.clone(), replaced.clone(), change));
-            actions.push(Action::Supersede { entry, replaces: replaced });
-        }
-        let wrote = !actions.is_empty();
-        self.write(actions).await?;
+            break (outcomes, superseding);
+        };
         // Writers that wrote meanwhile are settled by the fold: the caller
-        // is told what came of each memory (one read when nobody did).
-        if wrote {
+        // is told what came of each memory.
+        if contended {
             self.refresh().await?;
         }
         let view = self.log.view();
@@ -302,6 +318,30 @@ impl Records {
             }
         }
         Ok(outcomes.into_iter().map(|o| o.expect("every outcome is set")).collect())
+    }
+
+    /// The operations a plan writes, with its outcomes and the supersessions
+    /// whose outcomes are set once written.
+    #[allow(clippy::type_complexity)]
+    fn actions_of(
+        &self,
+        plan: Plan,
+    ) -> (Vec<Option<Remembered>>, Vec<Action>, Vec<(usize, String, Vec<String>, Option<Change>)>) {
+        let Plan { outcomes, new_entries, supersessions } = plan;
+        let mut actions: Vec<Action> =
+            new_entries.into_iter().map(|entry| Action::Create { entry }).collect();
+        let mut superseding = Vec::with_capacity(supersessions.len());
+        for (at, mut entry, replaced, change) in supersessions {
+            if let Some(c) = change {
+                // Kept on the memory, so a reviewer (or the judge) sees why.
+                let why = serde_json::to_value(c).ok().and_then(|v| v.as_str().map(str::to_string));
+                entry.metadata.insert("change".into(), why.unwrap_or_default());
+            }
+            self.with_sources_of(&mut entry, &replaced);
+            superseding.push((at, entry.id.clone(), replaced.clone(), change));
+            actions.push(Action::Supersede { entry, replaces: replaced });
+        }
+        (outcomes, actions, superseding)
     }
 
     /// Provenance accumulates: what the old memories came from, the new one
