@@ -4,8 +4,7 @@
 // next to Dexie 4 in the same page, like for like: one write per call and
 // batches of 100, ours with and without near-duplicate dedup, Dexie with and
 // without its indexes; opening 10,000 memories until the first search answers
-// (Dexie: open and read all), each after another tab remembered 10, and once the
-// journal is not current (every record read); ours also encrypted at rest; and the same calls natively with no
+// (Dexie: open and read all), each after another tab remembered 10; ours also encrypted at rest; and the same calls natively with no
 // IndexedDB (benches/core/store.rs), the core's own cost. Each figure is measured RUNS times (default 5;
 // opens OPENS times, default 8) and printed as min / median / max. Last line:
 // one JSON object of the medians.
@@ -111,18 +110,16 @@ console.log("One transaction per call on both sides. A single write is one recor
 console.log("fields (3 indexes, as Dexie's). A batch: Dexie's bulkPut writes a record per memory; ours writes the batch's new memories");
 console.log("into one record of JSON lines (up to 30 KiB; each memory still read, rewritten and forgotten on its own), whose");
 console.log("raw floor is the last raw row below; 'Dexie, 100 as one object' is Dexie given that layout (one put per batch).");
-console.log("Ours also takes a Web Lock, reads the generation (other tabs' writes), dedups each memory against the stored ones,");
-console.log("updates the journal and indexes the text for search.");
+console.log("Ours also takes a Web Lock, dedups each memory against the stored ones, writes its operations as one record of");
+console.log("this tab's own with a check of the last write seen (other tabs' writes), and indexes the text for search.");
 console.log("Encrypted: every record sealed with AES-GCM (WebCrypto, a non-extractable 256-bit key) before IndexedDB sees it,");
 console.log("opened at read; no index fields (they would leak scope, kind and time).");
 console.table([
   { figure: "open 10,000 memories until the first search answers, 10 written by another tab before each (ms)", "agent-memory": spread(r.open), "... encrypted": spread(r.encryptedOpen), "Dexie (open + read all)": spread(r.dexieOpen), goal: "<= 150 at the median" },
-  { figure: "the same, the journal not current: every record read, a new snapshot written (ms)", "agent-memory": spread(r.recordsOpen) },
   { figure: "a remember in a tab just after another tab's, 10,000 memories (ms)", "agent-memory": spread(r.afterOtherTab) },
 ]);
-console.log("A namespace of 256 memories or more keeps them in chunks of up to 30 KiB and a journal of the ids written since (each");
-console.log("write updates it in its own transaction): an open reads the chunks and the journal's records, not every record;");
-console.log("a tab whose journal the stored one extends catches up on another tab's write by reading the records it lists.");
+console.log("Long-term memory is a log of operations: a record per write, folded into chunks of up to 30 KiB once 64 pile up;");
+console.log("an open reads the chunks and the records since; a tab catches up on another tab's write by reading that tab's records.");
 console.log("The raw IndexedDB work of our layout, same page:");
 console.table([
   { figure: "1,000 puts in batches of 100: records with their index fields, 3 indexes + generation (schema 4, ours for single writes) (per s)", value: spread(r.raw.indexed) },
@@ -132,7 +129,7 @@ console.table([
   { figure: "read 10,000 records stored as JSON strings (ms)", value: spread(r.raw["read-records"]) },
   { figure: "read 10,000 records stored as objects (ms)", value: spread(r.raw["read-objects"]) },
 ]);
-console.log(`vocabulary: ${vocab.length} words from ${existsSync(locomo) ? "LoCoMo" : "the mixed corpus"}; the 10k namespace holds ${r.openCount}, Dexie read ${r.dexieOpenCount}; first search: ${r.openHits} hits (${r.recordsOpenHits} reading every record); encrypted: ${r.encryptedOpenCount} held, ${r.encryptedOpenHits} hits; the second tab saw ${r.secondSees} after its writes`);
+console.log(`vocabulary: ${vocab.length} words from ${existsSync(locomo) ? "LoCoMo" : "the mixed corpus"}; the 10k namespace holds ${r.openCount}, Dexie read ${r.dexieOpenCount}; first search: ${r.openHits} hits; encrypted: ${r.encryptedOpenCount} held, ${r.encryptedOpenHits} hits; the second tab saw ${r.secondSees} after its writes`);
 const m = (xs) => Math.round(median(xs) * 10) / 10;
 console.log(JSON.stringify({
   writes_per_s: Math.round(median(r.single.ours)),
@@ -143,7 +140,6 @@ console.log(JSON.stringify({
   nodedup_writes_per_s: Math.round(median(r.single.oursNoDedup)),
   nodedup_batch_writes_per_s: Math.round(median(r.batched.oursNoDedup)),
   open_10k_ms: m(r.open),
-  open_10k_records_ms: m(r.recordsOpen),
   write_after_other_tab_ms: m(r.afterOtherTab),
   dexie_open_10k_ms: m(r.dexieOpen),
   encrypted_writes_per_s: Math.round(median(r.single.oursEncrypted)),
