@@ -22,6 +22,19 @@ impl Env {
     fn open(&self) -> Records {
         block_on(Records::open(self.store.clone(), self.clock.clone(), DedupOptions::default())).unwrap()
     }
+    /// An instance with the damage it reports.
+    fn open_with_damage(&self) -> (Records, Rc<DamageLog>) {
+        let damage = Rc::new(DamageLog::default());
+        let lt = block_on(Records::open_with(
+            self.store.clone(),
+            self.clock.clone(),
+            DedupOptions::default(),
+            damage.clone(),
+            &mut |_| {},
+        ))
+        .unwrap();
+        (lt, damage)
+    }
     fn fact(&self, text: &str) -> MemoryEntry {
         self.clock.advance(1_000);
         new_memory(text, Scope::User, self.clock.now_ms())
@@ -316,15 +329,7 @@ fn a_damaged_operation_costs_that_memory_alone_and_stays_reported() {
     let line = value.lines().find(|l| l.contains(&batch[1].id)).unwrap().to_string();
     let broken = value.replacen(&line, "{not json", 1);
     block_on(env.store.put_many(vec![(key.clone(), broken)])).unwrap();
-    let damage = Rc::new(DamageLog::default());
-    let mut lt = block_on(Records::open_with(
-        env.store.clone(),
-        env.clock.clone(),
-        DedupOptions::default(),
-        damage.clone(),
-        &mut |_| {},
-    ))
-    .unwrap();
+    let (mut lt, damage) = env.open_with_damage();
     assert_eq!(lt.valid().len(), 4, "the other four are read");
     assert!(damage.list().iter().any(|d| d.key == key));
     assert!(block_on(lt.forget(&batch[2].id)).unwrap());
@@ -362,15 +367,7 @@ fn an_earlier_releases_records_are_converted_once_with_every_version_and_hash() 
         ("lt/snap/000000".into(), "7".into()),
     ]))
     .unwrap();
-    let damage = Rc::new(DamageLog::default());
-    let mut lt = block_on(Records::open_with(
-        env.store.clone(),
-        env.clock.clone(),
-        DedupOptions::default(),
-        damage.clone(),
-        &mut |_| {},
-    ))
-    .unwrap();
+    let (mut lt, damage) = env.open_with_damage();
     let mut valid: Vec<&str> = lt.valid().iter().map(|e| e.id.as_str()).collect();
     valid.sort();
     assert_eq!(valid, ["a", "b", "new"]);
