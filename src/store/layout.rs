@@ -27,6 +27,8 @@
 //! ids by [`crate::entry::MemoryEntry::validate`], session ids by
 //! `validate_session_id`.
 
+/// Every record of long-term memory lives under this prefix.
+pub const LONG_TERM_PREFIX: &str = "lt/";
 pub const LOG_PREFIX: &str = "lt/log/";
 pub const HEAD_PREFIX: &str = "lt/head/";
 pub const CHUNK_PREFIX: &str = "lt/chunk/";

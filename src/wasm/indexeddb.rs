@@ -6,15 +6,12 @@
 //! `onsuccess` / `onerror`: no Rust closures to keep alive or leak.
 //!
 //! Schema (version 4): one store, `records`, holds the port's keys and
-//! values. A long-term memory in its own record is kept as
-//! `{ v, scope, kind, time }`: its JSON text with the fields indexed under
-//! those names, so a host or devtools can count or list one user's
-//! memories by layer, kind or time without parsing a record. Memories now
-//! live in the long-term log's records (`crate::longterm::log`), kept as
-//! their text bare, so those indexes hold only an earlier release's memory
-//! records, until opening converts them. Other values are the JSON text
-//! bare, and a
-//! vector is `{ model, vector: Float32Array }`. Version 3 mirrored the
+//! values, each the JSON text bare, but a vector: `{ model, vector:
+//! Float32Array }`. Its `scope`, `kind` and `time` indexes served memories
+//! kept one per record as `{ v, scope, kind, time }`, which an earlier
+//! release wrote and is still read; memories now live in the long-term
+//! log's records (`crate::longterm::log`), and opening converts the old
+//! ones. Version 3 mirrored the
 //! index fields in a second store, two puts per memory: a batch took about
 //! 1.7 times as long (`npm run bench:store` prints the raw floors of both
 //! layouts). Version 1 had bare records only; version 2 stored every value
@@ -50,7 +47,7 @@ use web_sys::{
 use crate::embed::vectors;
 use crate::error::{Error, ErrorCode, Result};
 use crate::ports::LocalBoxFuture;
-use crate::store::layout::{vector_id_of, ENTRY_PREFIX};
+use crate::store::layout::vector_id_of;
 use crate::store::{Parts, Store};
 
 const SCHEMA_VERSION: u32 = 4;
@@ -64,42 +61,16 @@ const INDEXES: [&str; 3] = ["scope", "kind", "time"];
 /// trips stay few (10 for 10,000 memories).
 const SCAN_PART: u32 = 1000;
 
-/// The fields of a memory the indexes need.
-#[derive(serde::Deserialize)]
-struct Indexed {
-    scope: String,
-    kind: String,
-    timestamp: f64,
-}
-
-thread_local! {
-    /// The field names of a memory's record (`v` first), made into JS
-    /// strings once rather than for every memory written or read.
-    static FIELDS: [JsValue; 4] = ["v", "scope", "kind", "time"].map(JsValue::from_str);
-}
-
-/// What `records` keeps for a port value: a long-term memory's JSON with
-/// its indexed fields; a vector as `{ model, vector: Float32Array }`
-/// (binary, a quarter of its text's size, readable as numbers in
-/// devtools); anything else (a sealed memory too: nothing to index, and
-/// nothing readable may be) the text bare.
+/// What `records` keeps for a port value: a vector as `{ model, vector:
+/// Float32Array }` (binary, a quarter of its text's size, readable as
+/// numbers in devtools); anything else the text bare. (A memory of an
+/// earlier release kept its indexed fields beside its text; memories now
+/// live in the long-term log's records.)
 fn stored_value(key: &str, json: &str) -> JsValue {
     let set = |row: &js_sys::Object, name: &str, value: &JsValue| {
         let _ = js_sys::Reflect::set(row, &name.into(), value);
     };
-    if key.starts_with(ENTRY_PREFIX) {
-        if let Ok(e) = serde_json::from_str::<Indexed>(json) {
-            let row = js_sys::Object::new();
-            let values =
-                [JsValue::from_str(json), e.scope.into(), e.kind.into(), JsValue::from_f64(e.timestamp)];
-            FIELDS.with(|names| {
-                for (name, value) in names.iter().zip(&values) {
-                    let _ = js_sys::Reflect::set(&row, name, value);
-                }
-            });
-            return row.into();
-        }
-    } else if vector_id_of(key).is_some() {
+    if vector_id_of(key).is_some() {
         if let Ok((model, vector)) = vectors::decode(json) {
             let row = js_sys::Object::new();
             set(&row, "model", &JsValue::from_str(&model));
@@ -130,8 +101,7 @@ fn readable_text(value: &JsValue) -> Option<String> {
         return Some(text);
     }
     let field = |name: &str| js_sys::Reflect::get(value, &name.into()).ok();
-    let v = FIELDS.with(|names| js_sys::Reflect::get(value, &names[0]).ok());
-    if let Some(text) = v.and_then(|v| v.as_string()) {
+    if let Some(text) = field("v").and_then(|v| v.as_string()) {
         return Some(text);
     }
     let vector = field("vector")?.dyn_into::<js_sys::Float32Array>().ok()?;
@@ -182,10 +152,9 @@ fn upgrade(
                 let (keys, values): (Array, Array) = (keys.unchecked_into(), values.unchecked_into());
                 for (k, v) in keys.iter().zip(values.iter()) {
                     let (Some(key), Some(json)) = (k.as_string(), readable_text(&v)) else { continue };
-                    // Memories take their indexed fields; version 2's
-                    // `{ v }` of anything else becomes the bare text.
+                    // Version 2's `{ v }` becomes the bare text.
                     let is_vector_row = !v.is_string() && vector_id_of(&key).is_some();
-                    if key.starts_with(ENTRY_PREFIX) || !(v.is_string() || is_vector_row) {
+                    if !(v.is_string() || is_vector_row) {
                         let _ = records.put_with_key(&stored_value(&key, &json), &k);
                     }
                 }

@@ -52,20 +52,29 @@ pub struct View {
     processed: HashMap<String, i64>,
     /// The memory in force saying each text (scope and normalized text).
     saying: HashMap<u64, String>,
-    /// The memories each memory replaced.
-    replaced: HashMap<String, Vec<String>>,
-    /// Lineages: memories joined by supersession (forgotten ones too, by
-    /// id alone, so a lineage stays whole), as a union-find.
-    lineage: HashMap<String, String>,
-    /// Each lineage's memories in force, by its root.
-    in_force_of: HashMap<String, BTreeSet<String>>,
-    /// The slot of each state memory that has one, and the memory in force
-    /// holding each slot ([`Details::slot`]).
-    slot_of: HashMap<String, u64>,
+    /// Each memory's links (forgotten ones too, by id alone, so a lineage
+    /// stays whole). One map of them: a map per link cost the wasm a copy
+    /// of the map's code each.
+    links: HashMap<String, Links>,
+    /// The memory in force holding each state's slot ([`Details::slot`]).
     slots: HashMap<u64, String>,
     /// Ids whose memory changed since [`View::take_touched`] (not part of
     /// what the view is).
     touched: Touched,
+}
+
+/// What the fold knows of a memory besides its entry.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Links {
+    /// Its parent in the forest of lineages (memories joined by
+    /// supersession, a union-find); none at a root.
+    parent: Option<String>,
+    /// The memories it replaced directly.
+    replaced: Vec<String>,
+    /// At a lineage's root: the lineage's memories in force.
+    in_force: BTreeSet<String>,
+    /// Its state's slot, if it has one.
+    slot: Option<u64>,
 }
 
 /// Ids a view's changes touched; two views are equal whatever they hold.
@@ -228,10 +237,10 @@ impl View {
         for old in &replaced {
             self.leave_force(old, Some(&e.id), stamp);
         }
-        self.replaced.insert(e.id.clone(), replaced);
+        self.links.entry(e.id.clone()).or_default().replaced = replaced;
         self.saying.insert(key, e.id.clone());
         if let Some(s) = slot {
-            self.slot_of.insert(e.id.clone(), s);
+            self.links.entry(e.id.clone()).or_default().slot = Some(s);
         }
         self.enter_force(&e.id);
         self.touch(&e.id);
@@ -264,8 +273,9 @@ impl View {
             if self.saying.get(&key).is_some_and(|holder| *holder == e.id) {
                 self.saying.remove(&key);
             }
-            if let Some(ids) = self.in_force_of.get_mut(&self.root(&e.id)) {
-                ids.remove(&e.id);
+            let root = self.root(&e.id);
+            if let Some(links) = self.links.get_mut(&root) {
+                links.in_force.remove(&e.id);
             }
         }
         let replaces: Vec<String> = e
@@ -279,7 +289,7 @@ impl View {
         if let Some(by) = e.superseded_by.clone() {
             self.join(&e.id, &by);
         }
-        self.replaced.insert(e.id.clone(), replaces);
+        self.links.entry(e.id.clone()).or_default().replaced = replaces;
         self.touch(&e.id);
         if e.is_valid() {
             let key = said(&e.scope, &e.content);
@@ -309,7 +319,7 @@ impl View {
     /// The root of `id`'s lineage.
     fn root(&self, id: &str) -> String {
         let mut at = id;
-        while let Some(up) = self.lineage.get(at).filter(|up| *up != at) {
+        while let Some(up) = self.links.get(at).and_then(|l| l.parent.as_ref()).filter(|up| *up != at) {
             at = up;
         }
         at.to_string()
@@ -323,22 +333,23 @@ impl View {
             return;
         }
         let (root, child) = if ra < rb { (ra, rb) } else { (rb, ra) };
-        if let Some(moved) = self.in_force_of.remove(&child) {
-            self.in_force_of.entry(root.clone()).or_default().extend(moved);
+        let moved = self.links.get_mut(&child).map(|l| std::mem::take(&mut l.in_force));
+        if let Some(moved) = moved.filter(|m| !m.is_empty()) {
+            self.links.entry(root.clone()).or_default().in_force.extend(moved);
         }
-        self.lineage.insert(child, root);
+        self.links.entry(child).or_default().parent = Some(root);
     }
 
     fn in_force_in(&self, id: &str) -> Vec<String> {
-        self.in_force_of.get(&self.root(id)).map_or(Vec::new(), |ids| ids.iter().cloned().collect())
+        self.links.get(&self.root(id)).map_or(Vec::new(), |l| l.in_force.iter().cloned().collect())
     }
 
     fn enter_force(&mut self, id: &str) {
-        if let Some(s) = self.slot_of.get(id) {
-            self.slots.insert(*s, id.to_string());
+        if let Some(s) = self.links.get(id).and_then(|l| l.slot) {
+            self.slots.insert(s, id.to_string());
         }
         let root = self.root(id);
-        self.in_force_of.entry(root).or_default().insert(id.to_string());
+        self.links.entry(root).or_default().in_force.insert(id.to_string());
     }
 
     /// The memories in force that `id` has become: itself, what replaced
@@ -369,8 +380,8 @@ impl View {
             self.saying.remove(&key);
         }
         let root = self.root(id);
-        if let Some(ids) = self.in_force_of.get_mut(&root) {
-            ids.remove(id);
+        if let Some(links) = self.links.get_mut(&root) {
+            links.in_force.remove(id);
         }
     }
 
@@ -385,7 +396,7 @@ impl View {
             return;
         }
         self.leave_force(id, None, stamp);
-        for old in self.replaced.get(id).cloned().unwrap_or_default() {
+        for old in self.replaced_by(id).to_vec() {
             let Some(e) = self.memories.get(&old).filter(|e| e.superseded_by.as_deref() == Some(id)) else {
                 continue;
             };
@@ -408,8 +419,9 @@ impl View {
     fn forget(&mut self, id: &str, stamp: Stamp) {
         self.forgot(id, stamp);
         self.touch(id);
-        if let Some(ids) = self.in_force_of.get_mut(&self.root(id)) {
-            ids.remove(id);
+        let root = self.root(id);
+        if let Some(links) = self.links.get_mut(&root) {
+            links.in_force.remove(id);
         }
         if let Some(e) = self.memories.remove(id) {
             let key = said(&e.scope, &e.content);
@@ -417,7 +429,9 @@ impl View {
                 self.saying.remove(&key);
             }
         }
-        self.replaced.remove(id);
+        if let Some(links) = self.links.get_mut(id) {
+            links.replaced.clear();
+        }
     }
 
     pub fn get(&self, id: &str) -> Option<&MemoryEntry> {
@@ -450,7 +464,7 @@ impl View {
 
     /// The memories `id` replaced directly.
     pub fn replaced_by(&self, id: &str) -> &[String] {
-        self.replaced.get(id).map_or(&[], Vec::as_slice)
+        self.links.get(id).map_or(&[], |l| l.replaced.as_slice())
     }
 }
 

@@ -37,7 +37,7 @@
 
 use std::rc::Rc;
 
-use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use rustc_hash::FxHashMap as HashMap;
 
 use crate::error::{Error, Result};
 use crate::longterm::lines;
@@ -45,8 +45,8 @@ use crate::longterm::log::fold::Log;
 use crate::longterm::log::legacy;
 use crate::longterm::log::op::{Action, Clock, Op, OpId};
 use crate::store::layout::{
-    chunk_key, head_key, index_key, log_key, log_writer_prefix, CHUNK_PREFIX, ENTRY_PREFIX, EPOCH_KEY,
-    HEAD_PREFIX, INDEX_PREFIX, LEGACY_KEYS, LOG_PREFIX, MARK_KEY, PROCESSED_PREFIX, SNAPSHOT_PREFIX,
+    chunk_key, head_key, index_key, log_key, log_writer_prefix, EPOCH_KEY, HEAD_PREFIX, INDEX_PREFIX,
+    LOG_PREFIX, LONG_TERM_PREFIX, MARK_KEY,
 };
 use crate::store::{DamageLog, Store};
 
@@ -96,6 +96,28 @@ impl Writes {
         if let Some(&(_, hi)) = self.0.last() {
             self.0 = vec![(1, hi)];
         }
+    }
+}
+
+/// Writes by writer. A vector: writers are few, and a map of them cost the
+/// wasm more code than its lookups save.
+#[derive(Debug, Default)]
+struct ByWriter(Vec<(u64, Writes)>);
+
+impl ByWriter {
+    fn get(&self, writer: &u64) -> Option<&Writes> {
+        self.0.iter().find(|(w, _)| w == writer).map(|(_, writes)| writes)
+    }
+
+    fn entry(&mut self, writer: u64) -> &mut Writes {
+        let at = match self.0.iter().position(|(w, _)| *w == writer) {
+            Some(at) => at,
+            None => {
+                self.0.push((writer, Writes::default()));
+                self.0.len() - 1
+            }
+        };
+        &mut self.0[at].1
     }
 }
 
@@ -170,14 +192,14 @@ pub struct Landing {
     /// Catch-ups since the heads were last read.
     unlooked: u32,
     /// The writes held, by writer.
-    known: HashMap<u64, Writes>,
+    known: ByWriter,
     /// The writes the chunks held hold, by writer: their records are
     /// leftovers of a compaction.
-    chunked: HashMap<u64, Writes>,
+    chunked: ByWriter,
     /// Every record held (log records and chunk parts), by key.
     held: HashMap<String, Held>,
-    /// Chunks held, by id.
-    chunks: HashMap<String, ChunkIndex>,
+    /// Chunks held, with their ids (a few: they merge).
+    chunks: Vec<(String, ChunkIndex)>,
 }
 
 /// The writer and seq of a log record's key (`<writer>/<seq>-<part>`).
@@ -211,10 +233,10 @@ impl Landing {
             epoch: None,
             mark: None,
             unlooked: 0,
-            known: HashMap::default(),
-            chunked: HashMap::default(),
+            known: ByWriter::default(),
+            chunked: ByWriter::default(),
             held: HashMap::default(),
-            chunks: HashMap::default(),
+            chunks: Vec::new(),
         }
     }
 
@@ -232,8 +254,8 @@ impl Landing {
         for tries in 1.. {
             let meta = self.store.get_many(&[EPOCH_KEY.to_string(), MARK_KEY.to_string()]).await?;
             let logs = self.store.list(LOG_PREFIX).await?;
-            self.known.clear();
-            self.chunked.clear();
+            self.known.0.clear();
+            self.chunked.0.clear();
             self.held.clear();
             self.chunks.clear();
             ops.clear();
@@ -243,7 +265,7 @@ impl Landing {
                 for (key, value) in logs {
                     self.take_log(&key, &value, &mut ops);
                 }
-                self.known.values_mut().for_each(Writes::through_last);
+                self.known.0.iter_mut().for_each(|(_, writes)| writes.through_last());
                 break;
             }
             if tries == 3 {
@@ -275,7 +297,7 @@ impl Landing {
         let mut fresh = Vec::new();
         for (key, json) in self.store.list(INDEX_PREFIX).await? {
             let id = &key[INDEX_PREFIX.len()..];
-            if self.chunks.contains_key(id) {
+            if self.chunks.iter().any(|(held, _)| held == id) {
                 continue;
             }
             let Some(index) = ChunkIndex::parse(&json) else {
@@ -306,11 +328,11 @@ impl Landing {
     fn hold_chunk(&mut self, id: String, index: ChunkIndex) {
         for (w, writes) in &index.writes {
             for &(lo, hi) in &writes.0 {
-                self.known.entry(*w).or_default().add(lo, hi);
-                self.chunked.entry(*w).or_default().add(lo, hi);
+                self.known.entry(*w).add(lo, hi);
+                self.chunked.entry(*w).add(lo, hi);
             }
         }
-        self.chunks.insert(id, index);
+        self.chunks.push((id, index));
     }
 
     /// Takes a log record read from the store, unless it is held already
@@ -323,7 +345,7 @@ impl Landing {
             return;
         }
         self.take(key, value, ops);
-        self.known.entry(w).or_default().add(seq, seq);
+        self.known.entry(w).add(seq, seq);
         if w == self.writer {
             self.seq = self.seq.max(seq);
         }
@@ -386,7 +408,7 @@ impl Landing {
             self.store.put_many(items.clone()).await?;
         }
         (self.seq, self.epoch) = (seq, Some(epoch));
-        self.known.entry(self.writer).or_default().add(seq, seq);
+        self.known.entry(self.writer).add(seq, seq);
         let mut named = Vec::with_capacity(ops.len());
         for (key, value) in items.into_iter().take(parts) {
             self.take(&key, &value, &mut named);
@@ -446,9 +468,12 @@ impl Landing {
     /// forgotten since, with that operation erased (its links, without
     /// text), in the log too.
     pub async fn erase_forgotten(&mut self, log: &mut Log) -> Result<()> {
-        let erased: HashSet<OpId> = log.erase_forgotten().into_iter().collect();
+        // In the log's order, so sorted.
+        let erased: Vec<OpId> = log.erase_forgotten();
         let mut puts = Vec::new();
-        for (key, held) in self.held.iter_mut().filter(|(_, h)| h.ops.iter().any(|id| erased.contains(id))) {
+        for (key, held) in
+            self.held.iter_mut().filter(|(_, h)| h.ops.iter().any(|id| erased.binary_search(id).is_ok()))
+        {
             // A part only loses text, so it stays one value.
             let mut value = OPS_HEAD.to_string();
             for (id, op) in held.ops.iter().filter_map(|id| Some((id, log.get(id)?))) {
@@ -476,9 +501,9 @@ impl Landing {
         let class = |index: &ChunkIndex| index.ops.max(1).ilog2() / MERGE.ilog2();
         let crowded = self
             .chunks
-            .values()
-            .map(class)
-            .find(|c| self.chunks.values().filter(|index| class(index) == *c).count() >= MERGE);
+            .iter()
+            .map(|(_, index)| class(index))
+            .find(|c| self.chunks.iter().filter(|(_, index)| class(index) == *c).count() >= MERGE);
         if let Some(c) = crowded {
             let ids = self.chunks.iter().filter(|(_, index)| class(index) == c).map(|(id, _)| id.clone());
             self.fold_into_chunk(log, Vec::new(), ids.collect(), now).await?;
@@ -496,32 +521,32 @@ impl Landing {
         merged: Vec<String>,
         now: i64,
     ) -> Result<()> {
-        let mut writes: HashMap<u64, Writes> = HashMap::default();
+        let mut writes = ByWriter::default();
         for (w, seq) in gone.iter().filter_map(|key| parse_log_key(key)) {
-            writes.entry(w).or_default().add(seq, seq);
+            writes.entry(w).add(seq, seq);
         }
-        for (id, old) in merged.iter().filter_map(|id| Some((id, self.chunks.get(id)?))) {
+        for (id, old) in self.chunks.iter().filter(|(id, _)| merged.contains(id)) {
             for (w, held) in &old.writes {
                 for &(lo, hi) in &held.0 {
-                    writes.entry(*w).or_default().add(lo, hi);
+                    writes.entry(*w).add(lo, hi);
                 }
             }
             gone.extend((0..old.parts).map(|n| chunk_key(id, n)));
         }
-        let ids: HashSet<OpId> =
+        let mut ids: Vec<OpId> =
             gone.iter().filter_map(|key| self.held.get(key)).flat_map(|h| h.ops.iter().cloned()).collect();
+        crate::order::sort(&mut ids);
         // In the log's order, so a chunk reads in stamp order; judged marks
         // that have run out are not kept.
         let expired = |op: &Op| matches!(op.action, Action::Processed { until, .. } if until <= now);
         let lines: Vec<String> = log
             .ops()
-            .filter(|(id, op)| ids.contains(*id) && !expired(op))
+            .filter(|(id, op)| ids.binary_search(id).is_ok() && !expired(op))
             .map(|(id, op)| line_of(id, op))
             .collect();
         let values = pack(&lines);
         let chunk = format!("{:016x}", crate::entry::random_u64(now));
-        let index =
-            ChunkIndex { writes: writes.into_iter().collect(), parts: values.len(), ops: lines.len() };
+        let index = ChunkIndex { writes: writes.0, parts: values.len(), ops: lines.len() };
         let mut items: Vec<(String, String)> =
             values.into_iter().enumerate().map(|(n, v)| (chunk_key(&chunk, n), v)).collect();
         let parts = items.len();
@@ -533,9 +558,7 @@ impl Landing {
         for key in &gone {
             self.held.remove(key);
         }
-        for id in &merged {
-            self.chunks.remove(id);
-        }
+        self.chunks.retain(|(id, _)| !merged.contains(id));
         let mut ops = Vec::new();
         for (key, value) in items.into_iter().take(parts) {
             self.take(&key, &value, &mut ops);
@@ -572,18 +595,9 @@ impl Landing {
     /// Deletes every record of long-term memory and moves the epoch, so
     /// every instance reads the namespace anew.
     pub async fn purge(&mut self, now: i64) -> Result<()> {
-        let mut keys: Vec<String> = LEGACY_KEYS.iter().chain([&MARK_KEY]).map(|k| k.to_string()).collect();
-        for prefix in [
-            LOG_PREFIX,
-            HEAD_PREFIX,
-            CHUNK_PREFIX,
-            INDEX_PREFIX,
-            ENTRY_PREFIX,
-            PROCESSED_PREFIX,
-            SNAPSHOT_PREFIX,
-        ] {
-            keys.extend(self.store.list(prefix).await?.into_iter().map(|(k, _)| k));
-        }
+        // Every key of long-term memory, an earlier release's too.
+        let keys: Vec<String> =
+            self.store.list(LONG_TERM_PREFIX).await?.into_iter().map(|(k, _)| k).collect();
         self.store.delete_many(keys.clone()).await?;
         let epoch = format!("{:016x}", crate::entry::random_u64(now));
         self.store.put_many(vec![(EPOCH_KEY.to_string(), epoch.clone())]).await?;
@@ -591,8 +605,8 @@ impl Landing {
             self.damage.repaired(key);
         }
         (self.epoch, self.mark) = (Some(epoch), None);
-        self.known.clear();
-        self.chunked.clear();
+        self.known.0.clear();
+        self.chunked.0.clear();
         self.held.clear();
         self.chunks.clear();
         Ok(())

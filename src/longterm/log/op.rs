@@ -146,23 +146,22 @@ impl TryFrom<Wire> for Op {
     type Error = String;
 
     fn try_from(w: Wire) -> Result<Op, String> {
-        let missing = |field: &str| format!("a {:?} operation without {field}", w.action);
+        let missing = || format!("a {:?} operation lacks a field of its action", w.action);
         let action = match w.action.as_str() {
-            "create" => Action::Create { entry: w.entry.ok_or_else(|| missing("entry"))? },
+            "create" => Action::Create { entry: w.entry.ok_or_else(&missing)? },
             "supersede" => Action::Supersede {
-                entry: w.entry.ok_or_else(|| missing("entry"))?,
-                replaces: w.ids.ok_or_else(|| missing("ids"))?,
+                entry: w.entry.ok_or_else(&missing)?,
+                replaces: w.ids.ok_or_else(&missing)?,
             },
-            "retract" => Action::Retract { id: w.id.ok_or_else(|| missing("id"))? },
-            "forget" => Action::Forget { ids: w.ids.ok_or_else(|| missing("ids"))? },
-            "import" => Action::Import { entry: w.entry.ok_or_else(|| missing("entry"))? },
-            "erased" => Action::Erased {
-                id: w.id.ok_or_else(|| missing("id"))?,
-                replaces: w.ids.ok_or_else(|| missing("ids"))?,
-            },
+            "retract" => Action::Retract { id: w.id.ok_or_else(&missing)? },
+            "forget" => Action::Forget { ids: w.ids.ok_or_else(&missing)? },
+            "import" => Action::Import { entry: w.entry.ok_or_else(&missing)? },
+            "erased" => {
+                Action::Erased { id: w.id.ok_or_else(&missing)?, replaces: w.ids.ok_or_else(&missing)? }
+            }
             "processed" => Action::Processed {
-                hashes: w.ids.ok_or_else(|| missing("ids"))?,
-                until: w.until.ok_or_else(|| missing("until"))?,
+                hashes: w.ids.ok_or_else(&missing)?,
+                until: w.until.ok_or_else(&missing)?,
             },
             other => return Err(format!("no operation {other:?}")),
         };

@@ -570,8 +570,9 @@ impl Records {
         let mut entries: Vec<&MemoryEntry> = view.memories().collect();
         crate::order::sort_by(&mut entries, MemoryEntry::by_time);
         let entries: Vec<MemoryEntry> = entries.into_iter().cloned().collect();
-        let processed =
-            view.processed().filter(|(_, until)| **until > now).map(|(k, v)| (k.clone(), *v)).collect();
+        let processed = crate::order::map_of(
+            view.processed().filter(|(_, until)| **until > now).map(|(k, v)| (k.clone(), *v)),
+        );
         ExportDocument {
             format: "agent-memory".into(),
             version: EXPORT_VERSION,
