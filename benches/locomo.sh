@@ -18,3 +18,6 @@ python3 "$data/bench.py" eval --data "$data" --ranker ext --ext-embeddings --cmd
 echo "== our Chinese set: through Memory, then plain character uni+bigram BM25"
 python3 "$data/bench.py" eval --data benches/data/zh --ranker ext --cmd "node benches/locomo-memory.mjs"
 python3 "$data/bench.py" eval --data benches/data/zh --ranker ext --cmd "node benches/cjk-bm25-ranker.mjs"
+echo "== our second Chinese set (written apart from the first), dev split: through Memory, then character uni+bigram BM25"
+python3 "$data/bench.py" eval --data benches/data/zh2/dev --ranker ext --cmd "node benches/locomo-memory.mjs"
+python3 "$data/bench.py" eval --data benches/data/zh2/dev --ranker ext --cmd "node benches/cjk-bm25-ranker.mjs"

@@ -184,6 +184,8 @@ pub struct MemoryEntry {
     pub role: Role,
     pub scope: Scope,
     pub timestamp: i64,
+    /// The host's own fields, and a few the library reads: `category`
+    /// (from session end) and [`ALIASES`].
     #[serde(default)]
     pub metadata: BTreeMap<String, String>,
     /// 0.0 to 1.0; how much this memory should weigh in retrieval.
@@ -221,6 +223,12 @@ fn default_importance() -> f32 {
 }
 
 /// The latest timestamp a memory may carry: the end of year 9999 (ms).
+/// The metadata key of a long-term memory's aliases: comma-separated
+/// words to find it by that its text does not hold ("dog, pet, 狗" for
+/// "Has a golden retriever called Biscuit"), indexed beside the text. The
+/// judge writes them; a host may too.
+pub const ALIASES: &str = "aliases";
+
 pub const MAX_TIMESTAMP_MS: i64 = 253_402_300_799_999;
 
 /// A memory as a host gives it (the JS binding, the component): everything

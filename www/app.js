@@ -58,9 +58,9 @@ function embedOptions() {
   return s.embedUrl ? { embed: { endpoint: s.embedUrl, model: s.embedModel || "default", headers: s.llmKey ? { authorization: `Bearer ${s.llmKey}` } : {} } } : {};
 }
 
-async function reply(text, messages, recalled) {
+async function reply(text, messages) {
   const s = state.settings;
-  if (!s.llmUrl) return offlineReply(text, recalled);
+  if (!s.llmUrl) return offlineReply(text, messages);
   const res = await fetch(s.llmUrl, {
     method: "POST",
     headers: { "content-type": "application/json", ...(s.llmKey ? { authorization: `Bearer ${s.llmKey}` } : {}) },
@@ -145,7 +145,7 @@ async function send(text) {
   }
   const ctx = await timed("buildContext", m.buildContext({ query: text, system: SYSTEM }));
   const recalled = await timed("search", m.search(text, { topK: 6 }));
-  const answer = await reply(text, ctx.messages, recalled);
+  const answer = await reply(text, ctx.messages);
   await m.add({ role: "assistant", content: answer });
   state.turns.push({ text, report: ctx.report, messages: ctx.messages, recalled });
   await renderLog();

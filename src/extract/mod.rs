@@ -111,6 +111,7 @@ fn category(text: &str) -> Category {
         Category::Preference
     } else if any(&[
         " plan",
+        " training for",
         " going to ",
         " gonna ",
         " will ",
@@ -141,7 +142,7 @@ pub fn extract(turns: &[Turn], options: &ExtractOptions) -> Vec<Extracted> {
         let previous = k.checked_sub(1).map_or("", |p| turns[p].content);
         let next = turns.get(k + 1).map_or("", |n| n.content);
         for (index, sentence) in sentences(turn.content).into_iter().enumerate() {
-            if is_question(sentence) || too_short(sentence) {
+            if is_question(sentence) || too_short(sentence, turn.timestamp) {
                 continue;
             }
             let context = signals::Context { sentence, index, message: turn.content, previous, next };
@@ -150,6 +151,7 @@ pub fn extract(turns: &[Turn], options: &ExtractOptions) -> Vec<Extracted> {
                 continue;
             }
             let body = sentence[signals::small_talk_prefix(sentence)..].trim();
+            let body = &body[signals::request_prefix(body)..];
             let body = body.trim_end_matches(['.', '。', ';', '；', '!', '！', ' ']);
             let resolved = dates::resolve(body, turn.timestamp);
             let zh = resolved.chars().any(crate::retrieval::analyzer::is_cjk_letter);
@@ -168,13 +170,18 @@ pub fn extract(turns: &[Turn], options: &ExtractOptions) -> Vec<Extracted> {
     out
 }
 
-/// Fewer than 4 words (or 5 CJK characters) say too little to keep.
-fn too_short(sentence: &str) -> bool {
+/// Fewer than 4 words (or 5 CJK characters) say too little to keep, but
+/// for three words with a date ("I went yesterday": an event, dated).
+fn too_short(sentence: &str, said_at: i64) -> bool {
     let cjk = sentence.chars().filter(|&c| crate::retrieval::analyzer::is_cjk_letter(c)).count();
     if cjk > 0 {
         return cjk < 5;
     }
-    sentence.split_whitespace().count() < 4
+    match sentence.split_whitespace().count() {
+        0..=2 => true,
+        3 => dates::resolve(sentence, said_at) == sentence,
+        _ => false,
+    }
 }
 
 fn capitalized(text: &str) -> String {
@@ -227,6 +234,61 @@ mod tests {
         assert!(extract(&turns, &ExtractOptions::default()).is_empty());
     }
 
+    /// One everyday statement, said on 8 May 2023: its one memory and category.
+    fn one(text: &str) -> (String, Category) {
+        let got = extract(&[turn("m", Role::User, text)], &ExtractOptions::default());
+        assert_eq!(got.len(), 1, "{text}: {got:?}");
+        (got[0].content.clone(), got[0].category)
+    }
+
+    #[test]
+    fn pets_and_their_names() {
+        assert_eq!(one("My dog is called Pixel.").0, "User's dog is called Pixel");
+        assert_eq!(one("I have a dog called Pixel.").0, "User has a dog called Pixel");
+        assert_eq!(one("My cat's name is Miso.").0, "User's cat's name is Miso");
+        assert_eq!(
+            one("I have a golden retriever called Biscuit").0,
+            "User has a golden retriever called Biscuit"
+        );
+        assert_eq!(one("我的狗叫豆豆。").0, "用户的狗叫豆豆");
+        assert_eq!(one("我养了一只猫，名字叫咪咪。").0, "用户养了一只猫，名字叫咪咪");
+    }
+
+    #[test]
+    fn plans_and_dated_events() {
+        assert_eq!(
+            one("I am training for the Berlin marathon in September."),
+            ("User is training for the Berlin marathon in September".into(), Category::Task)
+        );
+        assert_eq!(one("I went yesterday").0, "User went on 7 May 2023");
+        assert_eq!(one("I went hiking with my sister.").0, "User went hiking with their sister");
+        assert_eq!(
+            one("我在准备九月份的柏林马拉松。"),
+            ("用户在准备九月份的柏林马拉松".into(), Category::Task)
+        );
+        assert_eq!(one("我昨天和姐姐去爬山了。").0, "用户2023年5月7日和姐姐去爬山了");
+        // Two words say too little, dated or not.
+        assert!(extract(&[turn("m", Role::User, "Went yesterday")], &ExtractOptions::default()).is_empty());
+    }
+
+    #[test]
+    fn two_facts_in_one_sentence_read_as_a_person_writes_them() {
+        assert_eq!(
+            one("I live in Berlin and work as a nurse.").0,
+            "User lives in Berlin and works as a nurse"
+        );
+        assert_eq!(
+            one("My name is Ada and I'm allergic to peanuts.").0,
+            "User's name is Ada and they are allergic to peanuts"
+        );
+        assert_eq!(
+            one("I live in Lisbon and I work as a pastry chef.").0,
+            "User lives in Lisbon and they work as a pastry chef"
+        );
+        assert_eq!(one("我住在柏林，是一名护士。").0, "用户住在柏林，是一名护士");
+        assert_eq!(one("我最喜欢的食物是饺子").0, "用户最喜欢的食物是饺子");
+    }
+
     #[test]
     fn chinese_and_explicit_requests() {
         let turns = [
@@ -238,10 +300,7 @@ mod tests {
         let contents: Vec<&str> = got.iter().map(|e| e.content.as_str()).collect();
         assert_eq!(
             contents,
-            [
-                "用户2023年4月开始学做川菜了，每个周末都在家练习麻婆豆腐",
-                "Remember that User's flight is on May 3rd"
-            ]
+            ["用户2023年4月开始学做川菜了，每个周末都在家练习麻婆豆腐", "User's flight is on May 3rd"]
         );
         assert_eq!(got[0].sources, ["b"]);
         assert_eq!(got[1].category, Category::Fact);

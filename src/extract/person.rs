@@ -1,5 +1,5 @@
 //! First person made third: "I love hiking with my dog" becomes "User loves
-//! hiking with User's dog", "我喜欢乌龙茶" becomes "用户喜欢乌龙茶". A memory is
+//! hiking with their dog", "我喜欢乌龙茶" becomes "用户喜欢乌龙茶". A memory is
 //! read later, in another conversation, by a model that must not take "I"
 //! for itself.
 
@@ -123,6 +123,7 @@ const ADVERBS: &[&str] = &[
 ];
 
 /// The third-person singular of a present-tense verb: "love" -> "loves".
+#[inline(never)]
 fn third_singular(verb: &str) -> String {
     let lower = verb.to_ascii_lowercase();
     let irregular = match lower.as_str() {
@@ -174,41 +175,117 @@ const NOT_VERBS: &[&str] =
     &["and", "or", "but", "too", "to", "in", "at", "with", "for", "of", "as", "so", "then"];
 
 /// `sentence` in the third person about `name` (English words; Chinese
-/// "我" handled by [`chinese`]).
+/// "我" handled by [`chinese`]). The first "I" or "my" names the person;
+/// later ones are "they" and "their", as a person would write it ("User
+/// went hiking with their sister").
 pub fn english(sentence: &str, name: &str) -> String {
     let mut out: Vec<String> = Vec::new();
-    // After a subject "I": the next verb (past adverbs) agrees with it.
-    let mut agree = false;
+    let mut named = false;
+    // The next verb (past adverbs) agrees with a subject just seen: the
+    // name (singular) or "they".
+    let mut agree: Option<bool> = None;
+    // The sentence's subject "I", for a verb after "and" that shares it.
+    let mut subject: Option<bool> = None;
+    let mut after_and: Option<bool> = None;
     for w in sentence.split(' ') {
         let core = w.trim_matches(|c: char| !c.is_alphanumeric() && c != '\'' && c != '\u{2019}');
         let start = w.find(core).unwrap_or(0);
         let (lead, trail) = (&w[..start], &w[start + core.len()..]);
         let lower = core.to_ascii_lowercase().replace('\u{2019}', "'");
-        let was_agreeing = std::mem::take(&mut agree);
+        let verb_of = agree.take();
+        let shares = after_and.take();
+        let mut person = || if std::mem::replace(&mut named, true) { ("they", false) } else { (name, true) };
         let word = if let Some((verb, rest)) = contraction(core) {
-            format!("{name} {}{rest}", third_singular(verb))
+            let (who, singular) = person();
+            format!("{who} {}{rest}", agreeing(verb, singular))
         } else if core == "I" {
+            let (who, singular) = person();
             // "I," or "I." ends the clause: nothing to agree with.
-            agree = trail.is_empty();
-            name.to_string()
+            agree = trail.is_empty().then_some(singular);
+            subject = Some(singular);
+            who.to_string()
         } else if lower == "my" || lower == "mine" {
-            format!("{name}'s")
+            if std::mem::replace(&mut named, true) {
+                "their".to_string()
+            } else {
+                format!("{name}'s")
+            }
         } else if lower == "me" {
-            name.to_string()
+            if std::mem::replace(&mut named, true) {
+                "them".to_string()
+            } else {
+                name.to_string()
+            }
         } else if lower == "myself" {
             "themself".to_string()
-        } else if was_agreeing && ADVERBS.contains(&lower.as_str()) {
-            agree = trail.is_empty();
+        } else if let Some(singular) = verb_of.filter(|_| ADVERBS.contains(&lower.as_str())) {
+            agree = trail.is_empty().then_some(singular);
             core.to_string()
-        } else if was_agreeing && !NOT_VERBS.contains(&lower.as_str()) {
-            third_singular(core)
+        } else if let Some(singular) = verb_of.filter(|_| !NOT_VERBS.contains(&lower.as_str())) {
+            agreeing(core, singular)
+        } else if let Some(singular) = shares.filter(|_| core == lower && SHARED_VERBS.contains(&core)) {
+            agreeing(core, singular)
         } else {
+            if matches!(lower.as_str(), "and" | "but" | "or") && trail.is_empty() {
+                after_and = subject;
+            }
             core.to_string()
         };
         out.push(format!("{lead}{word}{trail}"));
     }
     out.join(" ")
 }
+
+/// A present-tense verb as its subject takes it: the name's third person
+/// singular, or "they"'s plural ("am" -> "are", "was" -> "were").
+fn agreeing(verb: &str, singular: bool) -> String {
+    if singular {
+        return third_singular(verb);
+    }
+    match verb {
+        "am" | "'m" => "are",
+        "was" => "were",
+        "wasn't" => "weren't",
+        _ => verb,
+    }
+    .to_string()
+}
+
+/// Verbs a sentence goes on with after "and", its subject "I" left out
+/// ("I live in Berlin and work as a nurse").
+const SHARED_VERBS: &[&str] = &[
+    "work",
+    "live",
+    "have",
+    "love",
+    "like",
+    "enjoy",
+    "play",
+    "study",
+    "teach",
+    "run",
+    "go",
+    "own",
+    "speak",
+    "prefer",
+    "hate",
+    "need",
+    "want",
+    "use",
+    "cook",
+    "volunteer",
+    "write",
+    "read",
+    "help",
+    "drive",
+    "train",
+    "practice",
+    "walk",
+    "spend",
+    "make",
+    "take",
+    "do",
+];
 
 /// `sentence` with the Chinese first person made `name` ("用户").
 pub fn chinese(sentence: &str, name: &str) -> String {
@@ -222,20 +299,24 @@ mod tests {
     #[test]
     fn english_subjects_objects_and_agreement() {
         let u = |s| english(s, "User");
-        assert_eq!(u("I love hiking with my dog."), "User loves hiking with User's dog.");
-        assert_eq!(u("I'm a nurse and I have two kids"), "User is a nurse and User has two kids");
+        assert_eq!(u("I love hiking with my dog."), "User loves hiking with their dog.");
+        assert_eq!(u("I'm a nurse and I have two kids"), "User is a nurse and they have two kids");
+        assert_eq!(u("I live in Berlin and work as a nurse"), "User lives in Berlin and works as a nurse");
+        assert_eq!(
+            u("My name is Ada and I'm allergic to peanuts"),
+            "User's name is Ada and they are allergic to peanuts"
+        );
+        assert_eq!(u("I went hiking with my sister"), "User went hiking with their sister");
+        assert_eq!(u("I live in Paris and Lyon"), "User lives in Paris and Lyon");
         assert_eq!(u("I really enjoy pottery"), "User really enjoys pottery");
         assert_eq!(u("I now live in Porto"), "User now lives in Porto");
         assert_eq!(u("I went to a LGBTQ support group"), "User went to a LGBTQ support group");
-        assert_eq!(u("I’ve been painting, it helps me relax"), "User has been painting, it helps User relax");
-        assert_eq!(u("I can't wait and I study every day"), "User can't wait and User studies every day");
-        assert_eq!(
-            u("I'll go, I do yoga, I watch films"),
-            "User will go, User does yoga, User watches films"
-        );
+        assert_eq!(u("I’ve been painting, it helps me relax"), "User has been painting, it helps them relax");
+        assert_eq!(u("I can't wait and I study every day"), "User can't wait and they study every day");
+        assert_eq!(u("I'll go, I do yoga, I watch films"), "User will go, they do yoga, they watch films");
         assert_eq!(u("Images of Iris"), "Images of Iris");
         assert_eq!(english("I adopted a cat", "Caroline"), "Caroline adopted a cat");
-        assert_eq!(u("I and my wife, me too"), "User and User's wife, User too");
+        assert_eq!(u("I and my wife, me too"), "User and their wife, them too");
     }
 
     #[test]

@@ -144,6 +144,26 @@ const STATED: &[&str] = &[
     "i usually",
     "i'm a ",
     "i am a ",
+    // What they have, what it is called, what they are working toward,
+    // where they went.
+    "i have a ",
+    "i have an ",
+    "i have two ",
+    "i have three ",
+    "i own ",
+    "my dog",
+    "my cat",
+    "my pet",
+    "name is",
+    "is called",
+    "is named",
+    "i'm training",
+    "i am training",
+    "i'm learning",
+    "i am learning",
+    "i'm studying",
+    "i am studying",
+    "i went",
     "我叫",
     "我的名字",
     "我住在",
@@ -162,6 +182,14 @@ const STATED: &[&str] = &[
     "我通常",
     "我总是",
     "我从不",
+    "我养",
+    "我有",
+    "我的狗",
+    "我的猫",
+    "名字叫",
+    "我在准备",
+    "我在学",
+    "我打算",
 ];
 
 /// Lowercase words (letters, digits, apostrophes).
@@ -189,6 +217,30 @@ fn count(words: &[String], set: &[&str]) -> f64 {
 fn count_zh(text: &str, set: &[&str]) -> f64 {
     set.iter().map(|w| text.matches(w).count()).sum::<usize>().min(3) as f64
 }
+
+/// A request to remember that opens the sentence ("Remember that ",
+/// "Please remember: ", "记住，"): the memory is what follows it.
+pub fn request_prefix(sentence: &str) -> usize {
+    for p in REQUESTS {
+        let n = p.len();
+        if sentence.len() >= n && sentence.as_bytes()[..n].eq_ignore_ascii_case(p.as_bytes()) {
+            let rest = sentence[n..].trim_start_matches([' ', ',', ':', '，', '：']);
+            return sentence.len() - rest.len();
+        }
+    }
+    0
+}
+
+/// Requests to remember, longest first.
+const REQUESTS: &[&str] = &[
+    "please remember that",
+    "please remember",
+    "remember that",
+    "don't forget that",
+    "note that",
+    "记住",
+    "别忘了",
+];
 
 /// Small talk that opens the sentence ("Wow, ", "Yeah! ", "哈哈，").
 pub fn small_talk_prefix(sentence: &str) -> usize {

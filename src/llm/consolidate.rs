@@ -500,6 +500,9 @@ async fn apply(
         entry.temporal = c.temporal;
         entry.metadata.insert("category".into(), c.category.as_str().into());
         entry.metadata.insert("sessionId".into(), session_id.into());
+        if !c.aliases.is_empty() {
+            entry.metadata.insert(crate::entry::ALIASES.into(), c.aliases);
+        }
         match decision {
             Decision::Skip => report.skipped += 1,
             Decision::Add if judged_new => exact.push(entry),

@@ -79,7 +79,13 @@ pub struct Candidate {
     /// State or event, as the model said; `None`: the rules decide when
     /// it is stored.
     pub temporal: Option<Temporal>,
+    /// Words to find it by that its text does not hold (the model's, at
+    /// most [`MAX_ALIASES`], comma-separated): indexed beside the text.
+    pub aliases: String,
 }
+
+/// At most this many aliases of a memory are kept, each cut to 40 characters.
+pub const MAX_ALIASES: usize = 8;
 
 /// How many opening brackets [`extract_json`] tries as the start of the
 /// value. Each try scans to the end of the text, so trying every one made
@@ -241,6 +247,18 @@ pub fn parse_judge(
                 Some(k) if k.eq_ignore_ascii_case("state") => Some(Temporal::State),
                 _ => None,
             };
+            let mut aliases = String::new();
+            if let Some(Value::Array(items)) = field("aliases") {
+                for a in items.iter().filter_map(Value::as_str).take(MAX_ALIASES) {
+                    let a = truncate_chars(&a.replace(',', " "), 40);
+                    if !a.is_empty() {
+                        if !aliases.is_empty() {
+                            aliases.push_str(", ");
+                        }
+                        aliases.push_str(&a);
+                    }
+                }
+            }
             Some(Candidate {
                 content,
                 category,
@@ -248,6 +266,7 @@ pub fn parse_judge(
                 importance: importance(field("importance"), category),
                 sources,
                 temporal,
+                aliases,
             })
         })
         .collect::<Vec<_>>();
@@ -348,7 +367,7 @@ mod tests {
         let long = "x".repeat(250);
         let text = format!(
             r#"{{"memories": [
-                {{"content": "  User prefers Rust  ", "category": "Preference", "scope": "user", "importance": "8"}},
+                {{"content": "  User prefers Rust  ", "category": "Preference", "scope": "user", "importance": "8", "aliases": ["language", "编程, 语言", 7, ""]}},
                 {{"content": ""}},
                 {{"content": "{long}"}},
                 {{"content": "Answer briefly", "category": "experience"}},
@@ -368,6 +387,7 @@ mod tests {
                 importance: 0.8,
                 sources: vec![],
                 temporal: None,
+                aliases: "language, 编程  语言".into(),
             }
         );
         assert_eq!(c[1].content.chars().count(), MAX_MEMORY_CHARS);

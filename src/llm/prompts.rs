@@ -210,7 +210,7 @@ pub fn session_summary(
 }
 
 /// The judge (seed 002): the full context with the new messages marked; it
-/// answers `{"memories": [{content, category, scope, kind, importance}]}`.
+/// answers `{"memories": [{content, category, scope, kind, importance, sources, aliases}]}`.
 pub fn judge(lang: Language, context: &[(MemoryEntry, bool)]) -> LlmRequest {
     let system = match lang {
         Language::English => JUDGE_EN.to_string(),
@@ -260,8 +260,10 @@ Skip greetings, questions, one-off requests, and anything only the assistant sai
 user confirmed it. If nothing is worth remembering, return an empty list.\n\
 Messages are numbered (#1, #2, ...): give each memory the numbers of the [[NEW]] messages it was \
 drawn from as \"sources\".\n\
+Aliases: a few words a person might use to ask about it later that the text does not hold \
+(its category, synonyms, the English or Chinese word), e.g. [\"dog\", \"pet\", \"狗\"].\n\
 Answer with JSON only: {\"memories\": [{\"content\": \"...\", \"category\": \"preference\", \
-\"scope\": \"user\", \"kind\": \"state\", \"importance\": 7, \"sources\": [3]}]}";
+\"scope\": \"user\", \"kind\": \"state\", \"importance\": 7, \"sources\": [3], \"aliases\": [\"...\"]}]}";
 
 const JUDGE_ZH: &str = "你负责判断AI助手应当从对话中长期记住什么。只有标记为 [[NEW]] 的消息是新增的，\
 其余是上下文。从 [[NEW]] 消息中提取长期有效的信息，每条写成一句简短、独立可读的陈述（不超过200字，\
@@ -276,8 +278,9 @@ scope：与用户有关的填 \"user\"；关于本助手应如何工作的经验
 kind：某个时间发生过的事填 \"event\"（在文本中写明日期）；在改变之前一直成立的情况（住在哪里、有几个孩子）填 \"state\"。\n\
 忽略寒暄、提问、一次性请求，以及仅由助手说出而未经用户确认的内容。没有值得记住的内容时返回空列表。\n\
 消息已编号（#1、#2……）：每条记忆用 \"sources\" 给出它所依据的 [[NEW]] 消息的编号。\n\
+aliases：日后提问时可能用到、而文本中没有的几个词（类别、同义词、英文或中文说法），例如 [\"狗\", \"宠物\", \"dog\"]。\n\
 只输出 JSON：{\"memories\": [{\"content\": \"...\", \"category\": \"preference\", \"scope\": \"user\", \
-\"kind\": \"state\", \"importance\": 7, \"sources\": [3]}]}";
+\"kind\": \"state\", \"importance\": 7, \"sources\": [3], \"aliases\": [\"...\"]}]}";
 
 /// One candidate with the stored memories it resembles, for [`resolve`].
 pub struct ResolveItem<'a> {

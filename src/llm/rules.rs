@@ -28,6 +28,9 @@ pub fn judge(context: &[(MemoryEntry, bool)]) -> Vec<Candidate> {
             importance: m.importance,
             sources: m.sources,
             temporal: None,
+            // Rules write no aliases: the index adds the concepts of the
+            // text's own words (`retrieval::concepts`).
+            aliases: String::new(),
         })
         .collect()
 }
@@ -63,10 +66,7 @@ mod tests {
         let contents: Vec<&str> = c.iter().map(|c| c.content.as_str()).collect();
         assert_eq!(
             contents,
-            [
-                "User's name is Ada and User prefers Rust for backend work",
-                "Remember that User's flight is on May 3rd"
-            ]
+            ["User's name is Ada and they prefer Rust for backend work", "User's flight is on May 3rd"]
         );
         assert_eq!(c[0].sources, [batch[1].0.id.clone()]);
         assert_eq!(c[0].category, crate::llm::parse::Category::Profile);

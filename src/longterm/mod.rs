@@ -112,11 +112,31 @@ pub struct LongTermMemory {
     options: LongTermOptions,
 }
 
+/// Whether a past turn says nothing a fact of `facts` does not: a fact was
+/// drawn from it, or most of its words are one fact's ("Got it, I'll keep
+/// in mind: User has a golden retriever called Biscuit"). The fact is
+/// shorter and in force; its echo would spend the budget twice.
+fn echoes_a_fact(turn: &Hit, facts: &[Hit]) -> bool {
+    let words = crate::retrieval::analyzer::analyze_query(&turn.text);
+    facts.iter().any(|fact| {
+        fact.sources.contains(&turn.id) || {
+            let said = crate::retrieval::analyzer::analyze_query(&fact.text);
+            let shared = words.iter().filter(|w| said.contains(w)).count();
+            !words.is_empty() && shared as f64 >= ECHO_SHARE * words.len() as f64
+        }
+    })
+}
+
+/// The share of a turn's words a fact must hold for the turn to be its echo.
+const ECHO_SHARE: f64 = 0.6;
+
+/// A memory in the index: its text, and its aliases (`metadata.aliases`,
+/// words to find it by that the text does not hold) as context.
 fn index_doc(e: &MemoryEntry) -> IndexDoc {
     IndexDoc {
         id: e.id.clone(),
         text: e.content.clone(),
-        context: None,
+        context: e.metadata.get(crate::entry::ALIASES).cloned(),
         scope: e.scope.clone(),
         timestamp: e.timestamp,
         importance: e.importance,
@@ -718,6 +738,7 @@ impl LongTermMemory {
         let mut hits = self.pinned_profile();
         let pinned: std::collections::HashSet<String> = hits.iter().map(|h| h.id.clone()).collect();
         hits.extend(found.into_iter().filter(|h| !pinned.contains(&h.id)));
+        past.retain(|turn| !echoes_a_fact(turn, &hits));
         hits.extend(past);
         Ok(long_term_block(tok, &hits, budget, self.options.user_share))
     }

@@ -1404,3 +1404,33 @@ fn the_question_a_request_sends_is_stored_once_as_the_turns_message() {
     w.run(m.build_context(ContextRequest { recall: Some("dog".into()), ..Default::default() })).unwrap();
     assert_eq!(w.run(m.session_history()).unwrap().len(), 5);
 }
+
+#[test]
+fn a_question_in_other_words_finds_the_fact_and_its_echo_stays_out() {
+    let mut w = World::new();
+    let past = w.open("past", None);
+    for text in ["I take the train to work on Mondays", "Our office moved to a new floor last week"] {
+        w.run(past.add(user(text))).unwrap();
+    }
+    w.run(past.add(user("I have a golden retriever called Biscuit"))).unwrap();
+    w.run(past.add(assistant("Got it, I'll keep in mind: User has a golden retriever called Biscuit")))
+        .unwrap();
+    w.run(past.end_session()).unwrap();
+    let mut dumplings = fact("用户最喜欢的食物是饺子");
+    dumplings.metadata.insert(crate::entry::ALIASES.into(), "dumplings, favourite dish".into());
+    w.run(past.remember(dumplings)).unwrap();
+    w.clock.advance(86_400_000);
+    let next = w.open("next", None);
+    let mut ask = |q: &str| {
+        let req = ContextRequest { query: Some(q.into()), ..Default::default() };
+        w.run(next.build_context(req)).unwrap().messages[0].content.clone()
+    };
+    // No word of the question is in the fact: "dog" and "retriever" share a concept.
+    let system = ask("What's my dog's name?");
+    assert!(system.contains("User has a golden retriever called Biscuit"), "{system}");
+    assert!(!system.contains("I'll keep in mind"), "the echo of a fact in the block stays out: {system}");
+    assert_eq!(system.matches("What's my dog's name?").count(), 0, "the current message is not recalled");
+    // Across languages: "food" and "食物" share a concept; an alias the model wrote finds it too.
+    assert!(ask("What food do I like?").contains("饺子"));
+    assert!(ask("Any dumplings recipe for me?").contains("饺子"));
+}

@@ -251,7 +251,7 @@ pub fn is_cjk_letter(c: char) -> bool {
 }
 
 /// Marks CJK unigram terms apart from bigrams and words.
-const UNIGRAM: char = '\u{1}';
+pub const UNIGRAM: char = '\u{1}';
 
 /// A piece of text as the analyzer cuts it.
 pub enum Token<'a> {

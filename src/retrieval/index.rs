@@ -8,8 +8,12 @@
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::analyzer::{ascii_term, each_token, Token};
+use super::concepts::{concept_of, is_concept};
 
 use serde::{Deserialize, Serialize};
+
+/// What the concept of a word weighs in its document, against the word.
+const CONCEPT_WEIGHT: f32 = 0.5;
 
 /// BM25 parameters.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -63,6 +67,8 @@ pub struct Index {
     dead_postings: usize,
     /// Per doc: its term ids, for removal and for MMR's similarity.
     doc_terms: Vec<Vec<u32>>,
+    /// Per term: the id of the concept term it stands for, or `u32::MAX`.
+    concept: Vec<u32>,
 }
 
 /// A word of 1 to 8 ASCII letters as one number (a letter is never 0, so
@@ -86,6 +92,10 @@ impl Index {
         self.term_ids.insert(term.to_string(), id);
         self.postings.push(Vec::new());
         self.df.push(0);
+        self.concept.push(u32::MAX);
+        if let Some(c) = concept_of(term) {
+            self.concept[id as usize] = self.term_id(c);
+        }
         id
     }
 
@@ -125,9 +135,17 @@ impl Index {
         // (term, weight) pairs, summed per term after a sort: documents are
         // short, so this beats a map and allocates once.
         let mut tf: Vec<(u32, f32)> = Vec::with_capacity(text_terms.len() + context_terms.len());
-        tf.extend(text_terms.iter().map(|&t| (t, 1.0f32)));
-        tf.extend(context_terms.iter().map(|&t| (t, context_weight)));
-        let len = text_terms.len() as f32 + context_weight * context_terms.len() as f32;
+        for (terms, weight) in [(text_terms, 1.0f32), (context_terms, context_weight)] {
+            for &t in terms {
+                tf.push((t, weight));
+                // The concept a word stands for is one more word of its field.
+                let c = self.concept[t as usize];
+                if c != u32::MAX {
+                    tf.push((c, weight * CONCEPT_WEIGHT));
+                }
+            }
+        }
+        let len = tf.iter().map(|&(_, w)| w).sum::<f32>();
         tf.sort_unstable_by_key(|&(id, _)| id);
         let mut ids: Vec<u32> = Vec::with_capacity(tf.len());
         let mut i = 0;
@@ -196,12 +214,13 @@ impl Index {
     /// on the hot path); only touched entries are read back.
     /// The IDF of the query's distinct terms, summed (a term no document
     /// has counts at its highest, being the most telling): what a document
-    /// containing every term would match.
+    /// containing every term would match. Concepts are not counted: they
+    /// stand for words that are, and a match on one is credited on top.
     pub fn query_weight(&self, terms: &[String]) -> f32 {
         let mut seen = HashSet::default();
         terms
             .iter()
-            .filter(|t| seen.insert(t.as_str()))
+            .filter(|t| !is_concept(t) && seen.insert(t.as_str()))
             .map(|t| self.idf(self.term_ids.get(t).map_or(0, |&id| self.df[id as usize])))
             .sum()
     }
@@ -211,20 +230,44 @@ impl Index {
     /// over [`Index::query_weight`], the share of the query the documents
     /// answer together.
     pub fn matched_weight(&self, terms: &[String], counts: impl Fn(u32) -> bool) -> f32 {
-        let mut seen = HashSet::default();
-        terms
-            .iter()
-            .filter(|t| seen.insert(t.as_str()))
-            .filter_map(|t| self.term_ids.get(t).map(|&id| id as usize))
-            .map(|id| {
-                let best = self.postings[id]
-                    .iter()
-                    .filter(|&&(d, _)| self.docs[d as usize].alive && counts(d))
-                    .map(|&(_, tf)| tf.min(1.0))
-                    .fold(0.0f32, f32::max);
-                self.idf(self.df[id]) * best
-            })
-            .sum()
+        let ids = self.query_ids(terms);
+        let best = |id: u32| {
+            self.postings[id as usize]
+                .iter()
+                .filter(|&&(d, _)| self.docs[d as usize].alive && counts(d))
+                .map(|&(_, tf)| tf.min(1.0))
+                .fold(0.0f32, f32::max)
+        };
+        let mut sum = 0.0;
+        for &id in &ids {
+            // A concept counts where it stands in for its words: none matched.
+            if self.credited(id, &ids, |w| best(w) > 0.0) {
+                sum += self.idf(self.df[id as usize]) * best(id);
+            }
+        }
+        sum
+    }
+
+    /// The ids of the query's distinct terms the index knows.
+    fn query_ids(&self, terms: &[String]) -> Vec<u32> {
+        let mut ids: Vec<u32> = Vec::with_capacity(terms.len());
+        for t in terms {
+            if let Some(&id) = self.term_ids.get(t) {
+                if !ids.contains(&id) {
+                    ids.push(id);
+                }
+            }
+        }
+        ids
+    }
+
+    /// Whether query term `id` counts toward the share of the query a
+    /// document matches, given which of the query's terms `holds`: a word
+    /// always; a concept only where it stands in for its words, none of
+    /// them held (or known to the index at all).
+    fn credited(&self, id: u32, query: &[u32], holds: impl Fn(u32) -> bool) -> bool {
+        let mut words = query.iter().filter(|&&w| self.concept[w as usize] == id).peekable();
+        words.peek().is_none() || !words.any(|&w| holds(w))
     }
 
     pub fn score(&self, terms: &[String], params: &Bm25Params) -> Vec<Scored> {
@@ -235,8 +278,8 @@ impl Index {
         let mut acc = vec![0f32; self.docs.len()];
         let mut matched = vec![0f32; self.docs.len()];
         let mut touched: Vec<u32> = Vec::new();
-        for t in terms {
-            let Some(&id) = self.term_ids.get(t) else { continue };
+        let ids = self.query_ids(terms);
+        for &id in &ids {
             let idf = self.idf(self.df[id as usize]);
             for &(doc, tf) in &self.postings[id as usize] {
                 let d = self.docs[doc as usize];
@@ -250,7 +293,10 @@ impl Index {
                 }
                 *slot += idf * tf * (params.k1 + 1.0) / (tf + norm);
                 // A term of the text counts whole, one of the context at its weight.
-                matched[doc as usize] += idf * tf.min(1.0);
+                let holds = |w: u32| self.doc_terms[doc as usize].binary_search(&w).is_ok();
+                if self.credited(id, &ids, holds) {
+                    matched[doc as usize] += idf * tf.min(1.0);
+                }
             }
         }
         touched
@@ -278,13 +324,13 @@ mod tests {
     #[test]
     fn bm25_matches_hand_computed_values() {
         let mut idx = Index::new();
-        add(&mut idx, "cat sat mat", "");
-        add(&mut idx, "dog sat", "");
-        add(&mut idx, "cat cat dog bird", "");
+        add(&mut idx, "owl sat mat", "");
+        add(&mut idx, "fox sat", "");
+        add(&mut idx, "owl owl fox moth", "");
         let p = Bm25Params::default();
-        let mut s: Vec<(u32, f32)> = idx.score(&terms("cat"), &p).iter().map(|s| (s.doc, s.bm25)).collect();
+        let mut s: Vec<(u32, f32)> = idx.score(&terms("owl"), &p).iter().map(|s| (s.doc, s.bm25)).collect();
         s.sort_by_key(|x| x.0);
-        // N = 3, n(cat) = 2: idf = ln(1 + 1.5 / 2.5) = ln 1.6; avgdl = 3.
+        // N = 3, n(owl) = 2: idf = ln(1 + 1.5 / 2.5) = ln 1.6; avgdl = 3.
         let idf = 1.6f32.ln();
         let doc0 = idf * 1.0 * 2.2 / (1.0 + 1.2 * (0.25 + 0.75 * 3.0 / 3.0));
         let doc2 = idf * 2.0 * 2.2 / (2.0 + 1.2 * (0.25 + 0.75 * 4.0 / 3.0));

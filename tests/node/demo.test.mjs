@@ -3,7 +3,9 @@
 // the memory panel and in the next turn's context, undo a supersede,
 // search with explain, export -> purge -> import, a second tab seeing the
 // first one's memories, keyboard-only use, and an axe-core accessibility
-// check. Screenshots go to a temporary folder, or to docs/screenshots with
+// check; the offline model answering from the whole context it is sent,
+// in the same session and in a new one, saying which memory it used.
+// Screenshots go to a temporary folder, or to docs/screenshots with
 // UPDATE_SCREENSHOTS=1.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -73,7 +75,9 @@ test("a person chats, ends the session, reloads, and the demo remembers", async 
     "What is my dog's name?",
   ];
   for (const t of english) await say(page, t);
-  assert.match(await page.locator("#log li").last().textContent(), /Rex/, "the reply recalls what was said");
+  // Asserted at the end: "dog" is said nowhere, so the answer waits on the
+  // search bridging it to "puppy" and "beagle"; the rest does not.
+  const dogReply = await page.locator("#log li").last().textContent();
   const chinese = ["我喜欢喝乌龙茶，每天早上都喝。", "我在学做川菜，周末练习麻婆豆腐。", "我对花粉过敏。", "我下个月要去云南大理旅行。", "你觉得呢？"];
   for (const t of chinese) await say(page, t);
   // The demo redacts: the address never reaches storage or the model.
@@ -162,6 +166,64 @@ test("a person chats, ends the session, reloads, and the demo remembers", async 
   const phone = await open(context, { width: 390, height: 844 });
   await phone.screenshot({ path: join(shots, "phone.png"), fullPage: true });
   await context.close();
+  assert.match(dogReply, /Rex/, "the reply recalls what was said (\"dog\" bridged to \"puppy\", \"beagle\")");
+});
+
+test("the offline model answers from the whole context, in this session and the next, and says which memory", async (t) => {
+  const context = await browser.newContext();
+  const page = await open(context);
+  const last = () => page.locator("#log li.assistant").last().textContent();
+  const ask = async (text) => { await say(page, text); return last(); };
+  try {
+    await say(page, "I have a golden retriever called Biscuit");
+    await say(page, "My favourite food is dumplings.");
+    await say(page, "我对花粉过敏。");
+    const unknown = await ask("What car do I drive?");
+    const allergy = await ask("我对什么过敏？");
+    const dog = await ask("What's my dog's name?");
+    const retriever = await ask("What is my golden retriever called?");
+
+    await page.click("#end-session");
+    assert.match(await progress(page, /Session end:/), /Session end: [1-9]\d* added/);
+    await page.click("#new-session");
+    await page.waitForFunction(() => document.querySelectorAll("#session-select option").length === 2);
+    assert.equal(await page.locator("#log li").count(), 0, "a new session starts empty");
+    const allergyNext = await ask("我对什么过敏？");
+    const dogNext = await ask("What's my dog's name?");
+    const retrieverNext = await ask("What is my golden retriever called?");
+    const sent = (await page.textContent("#context-view")).replace(/\s+/g, " ");
+
+    await t.test("a question nothing in the context answers gets no unrelated fact", () => {
+      assert.match(unknown, /don't know/);
+      assert.doesNotMatch(unknown, /Biscuit|dumplings|花粉/);
+    });
+    await t.test("a Chinese question is answered in Chinese, quoting the memory it used", () => {
+      assert.match(allergy, /我记得：“我对花粉过敏。”——来自你在本次对话中说过的话/);
+      assert.match(allergyNext, /花粉/);
+      assert.match(allergyNext, /来自长期记忆中的用户档案|来自 \d{4}-\d{2}-\d{2} 的对话/);
+    });
+    await t.test("the next session's context carries the fact the reply has to come from", () => {
+      assert.match(sent, /<memory> User profile: (- [^<]*)?- User has a golden retriever called Biscuit [^<]*<\/memory>/);
+    });
+    await t.test("a question in the fact's own words is answered from the window, then from long-term memory", () => {
+      assert.match(retriever, /I remember: "I have a golden retriever called Biscuit" \(from what you said earlier in this chat\)/);
+      assert.match(retrieverNext, /I remember: "(User has|I have) a golden retriever called Biscuit" \((from your profile in long-term memory|from our conversation on \d{4}-\d{2}-\d{2})\)/);
+    });
+    // "dog" is said nowhere: these wait on the library's search bridging it
+    // to "golden retriever" (the model ranks the context with that search).
+    await t.test("\"What's my dog's name?\" is answered with Biscuit in the same session", () => {
+      assert.match(dog, /Biscuit/);
+      assert.match(dog, /golden retriever called Biscuit"? \(from what you said earlier in this chat\)/, "it says which memory it used");
+      assert.doesNotMatch(dog, /dumplings/);
+    });
+    await t.test("\"What's my dog's name?\" is answered with Biscuit in a new session", () => {
+      assert.match(dogNext, /Biscuit/);
+      assert.match(dogNext, /golden retriever called Biscuit"? \((from your profile in long-term memory|from our conversation on \d{4}-\d{2}-\d{2})\)/, "it says which memory it used");
+      assert.doesNotMatch(dogNext, /dumplings/);
+    });
+  } finally {
+    await context.close();
+  }
 });
 
 test("a second tab sees the first one's new memories without a reload", async () => {

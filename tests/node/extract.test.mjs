@@ -47,7 +47,7 @@ test("endSession without a model keeps facts by rule; a forgotten message finds 
   assert.equal(report.llmCalls, 0);
   assert.equal(report.added, 1);
   const derived = await m.derivedFrom(said.id);
-  assert.deepEqual(derived.map((e) => e.content), ["User ran a charity race for mental health on Saturday, 6 May 2023, it was User's first one"]);
+  assert.deepEqual(derived.map((e) => e.content), ["User ran a charity race for mental health on Saturday, 6 May 2023, it was their first one"]);
   assert.deepEqual(derived[0].sources, [said.id]);
   const [hit] = await m.search("charity race", { scopes: ["user"] });
   assert.deepEqual(hit.sources, [said.id]);
