@@ -734,7 +734,10 @@ impl LongTermMemory {
             self.search(query, vector, &past_opts)?.into_iter().filter(elsewhere).collect();
         let floor = past.first().map_or(0.0, |best| best.score * self.options.min_score);
         past.retain(|h| h.score >= floor);
-        past.truncate(self.options.top_k_per_scope as usize);
+        // Past turns carry most of what answers a question about the past:
+        // half again as many as facts (bench:context-recall: evidence
+        // recall 0.771 at 589 tokens with 10, 0.804 at 738 with 15).
+        past.truncate(self.options.top_k_per_scope as usize * 3 / 2);
         let mut hits = self.pinned_profile();
         let pinned: std::collections::HashSet<String> = hits.iter().map(|h| h.id.clone()).collect();
         hits.extend(found.into_iter().filter(|h| !pinned.contains(&h.id)));
