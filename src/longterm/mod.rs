@@ -116,11 +116,10 @@ pub struct LongTermMemory {
 /// drawn from it, or most of its words are one fact's ("Got it, I'll keep
 /// in mind: User has a golden retriever called Biscuit"). The fact is
 /// shorter and in force; its echo would spend the budget twice.
-fn echoes_a_fact(turn: &Hit, facts: &[Hit]) -> bool {
+fn echoes_a_fact(turn: &Hit, facts: &[(&Hit, Vec<String>)]) -> bool {
     let words = crate::retrieval::analyzer::analyze_query(&turn.text);
-    facts.iter().any(|fact| {
+    facts.iter().any(|(fact, said)| {
         fact.sources.contains(&turn.id) || {
-            let said = crate::retrieval::analyzer::analyze_query(&fact.text);
             let shared = words.iter().filter(|w| said.contains(w)).count();
             !words.is_empty() && shared as f64 >= ECHO_SHARE * words.len() as f64
         }
@@ -741,7 +740,9 @@ impl LongTermMemory {
         let mut hits = self.pinned_profile();
         let pinned: std::collections::HashSet<String> = hits.iter().map(|h| h.id.clone()).collect();
         hits.extend(found.into_iter().filter(|h| !pinned.contains(&h.id)));
-        past.retain(|turn| !echoes_a_fact(turn, &hits));
+        let facts: Vec<(&Hit, Vec<String>)> =
+            hits.iter().map(|h| (h, crate::retrieval::analyzer::analyze_query(&h.text))).collect();
+        past.retain(|turn| !echoes_a_fact(turn, &facts));
         hits.extend(past);
         Ok(long_term_block(tok, &hits, budget, self.options.user_share))
     }

@@ -98,16 +98,15 @@ pub fn is_concept(term: &str) -> bool {
 
 /// A query's terms with the concepts they stand for added after them,
 /// each once.
-pub fn expand(terms: Vec<String>) -> Vec<String> {
-    let mut out = terms.clone();
-    for t in &terms {
-        if let Some(c) = concept_of(t) {
-            if !out.iter().any(|o| o == c) {
-                out.push(c.to_string());
+pub fn expand(mut terms: Vec<String>) -> Vec<String> {
+    for i in 0..terms.len() {
+        if let Some(c) = concept_of(&terms[i]) {
+            if !terms.iter().any(|t| t == c) {
+                terms.push(c.to_string());
             }
         }
     }
-    out
+    terms
 }
 
 #[cfg(test)]

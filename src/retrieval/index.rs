@@ -241,7 +241,7 @@ impl Index {
         let mut sum = 0.0;
         for &id in &ids {
             // A concept counts where it stands in for its words: none matched.
-            if self.credited(id, &ids, |w| best(w) > 0.0) {
+            if !self.stood_for(id, &ids).iter().any(|&w| best(w) > 0.0) {
                 sum += self.idf(self.df[id as usize]) * best(id);
             }
         }
@@ -261,13 +261,12 @@ impl Index {
         ids
     }
 
-    /// Whether query term `id` counts toward the share of the query a
-    /// document matches, given which of the query's terms `holds`: a word
-    /// always; a concept only where it stands in for its words, none of
-    /// them held (or known to the index at all).
-    fn credited(&self, id: u32, query: &[u32], holds: impl Fn(u32) -> bool) -> bool {
-        let mut words = query.iter().filter(|&&w| self.concept[w as usize] == id).peekable();
-        words.peek().is_none() || !words.any(|&w| holds(w))
+    /// The query's words that query term `id` stands for: none for a
+    /// word. A concept counts toward the share of the query a document
+    /// matches only where it stands in for its words, none of them held (or
+    /// known to the index at all); a word always counts.
+    fn stood_for(&self, id: u32, query: &[u32]) -> Vec<u32> {
+        query.iter().copied().filter(|&w| self.concept[w as usize] == id).collect()
     }
 
     pub fn score(&self, terms: &[String], params: &Bm25Params) -> Vec<Scored> {
@@ -281,6 +280,7 @@ impl Index {
         let ids = self.query_ids(terms);
         for &id in &ids {
             let idf = self.idf(self.df[id as usize]);
+            let words = self.stood_for(id, &ids);
             for &(doc, tf) in &self.postings[id as usize] {
                 let d = self.docs[doc as usize];
                 if !d.alive {
@@ -293,8 +293,8 @@ impl Index {
                 }
                 *slot += idf * tf * (params.k1 + 1.0) / (tf + norm);
                 // A term of the text counts whole, one of the context at its weight.
-                let holds = |w: u32| self.doc_terms[doc as usize].binary_search(&w).is_ok();
-                if self.credited(id, &ids, holds) {
+                let holds = |w: &u32| self.doc_terms[doc as usize].binary_search(w).is_ok();
+                if !words.iter().any(holds) {
                     matched[doc as usize] += idf * tf.min(1.0);
                 }
             }
