@@ -1417,7 +1417,7 @@ fn a_question_in_other_words_finds_the_fact_and_its_echo_stays_out() {
         .unwrap();
     w.run(past.end_session()).unwrap();
     let mut dumplings = fact("用户最喜欢的食物是饺子");
-    dumplings.metadata.insert(crate::entry::ALIASES.into(), "dumplings, favourite dish".into());
+    dumplings.metadata.insert(crate::entry::ALIASES.into(), "jiaozi, favourite dish".into());
     w.run(past.remember(dumplings)).unwrap();
     w.clock.advance(86_400_000);
     let next = w.open("next", None);
@@ -1432,5 +1432,5 @@ fn a_question_in_other_words_finds_the_fact_and_its_echo_stays_out() {
     assert_eq!(system.matches("What's my dog's name?").count(), 0, "the current message is not recalled");
     // Across languages: "food" and "食物" share a concept; an alias the model wrote finds it too.
     assert!(ask("What food do I like?").contains("饺子"));
-    assert!(ask("Any dumplings recipe for me?").contains("饺子"));
+    assert!(ask("Where can I get good jiaozi?").contains("饺子"));
 }

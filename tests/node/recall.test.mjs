@@ -1,0 +1,38 @@
+// Recall across paraphrases through the public API: concepts bridge a
+// question and a fact that share no word, aliases a host or model wrote
+// reach the index of another instance, and a fact's echo stays out.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { Memory } from "../../pkg/node.js";
+import { mapAdapter } from "../../pkg/adapters/map.js";
+
+const system = (ctx) => ctx.messages[0]?.content ?? "";
+
+test("a question in other words finds the fact, in a new session and another instance; its echo is not sent", async () => {
+  const store = mapAdapter();
+  const past = await Memory.open({ namespace: "u", sessionId: "past", store });
+  await past.add({ role: "user", content: "I take the train to work on Mondays." });
+  await past.add({ role: "user", content: "I have a golden retriever called Biscuit." });
+  await past.add({ role: "assistant", content: "Got it, I'll keep in mind: User has a golden retriever called Biscuit" });
+  const report = await past.endSession();
+  assert.equal(report.judge, "rules");
+  // A host's aliases, on a memory written by one instance, found by another.
+  await past.remember({ content: "用户最喜欢的食物是饺子", metadata: { aliases: "jiaozi, favourite dish" } });
+  const next = await Memory.open({ namespace: "u", sessionId: "next", store });
+  const dog = system(await next.buildContext({ query: "What's my dog's name?" }));
+  assert.match(dog, /User has a golden retriever called Biscuit/);
+  assert.doesNotMatch(dog, /keep in mind/, "the echo of a fact already sent");
+  assert.doesNotMatch(dog, /What's my dog's name/, "the current message is never recalled");
+  assert.match(system(await next.buildContext({ query: "What food do I like?" })), /饺子/);
+  assert.match(system(await next.buildContext({ query: "Where can I get good jiaozi?" })), /饺子/);
+  // A third instance opened after the others closed reads the same.
+  past.free();
+  next.free();
+  const reopened = await Memory.open({ namespace: "u", sessionId: "third", store });
+  assert.match(system(await reopened.buildContext({ query: "Which pet do I have?" })), /Biscuit/);
+  // Aliases that are not text are a typed error, every time.
+  for (let i = 0; i < 1000; i++) {
+    await assert.rejects(reopened.remember({ content: "x y z", metadata: { aliases: 7 } }), (e) => typeof e.code === "string");
+  }
+  reopened.free();
+});
