@@ -213,7 +213,10 @@ fn request_done(
 }
 
 /// Waits for a transaction to commit (or fail, or abort); like
-/// [`request_done`], the handlers are set at the call.
+/// [`request_done`], the handlers are set at the call. A transaction that
+/// aborts with no error of its own, when this library did not abort it, is
+/// the browser closing the database (a full disk); its `close` event
+/// follows, so the error says so now rather than `null`.
 fn transaction_done(
     tx: &IdbTransaction,
     context: &'static str,
@@ -227,7 +230,7 @@ fn transaction_done(
     async move {
         match JsFuture::from(promise).await {
             Ok(_) => Ok(()),
-            Err(_) => Err(idb_error(context, tx.error().map_or(JsValue::NULL, JsValue::from))),
+            Err(_) => Err(tx.error().map_or_else(lost_error, |e| idb_error(context, e.into()))),
         }
     }
 }
@@ -409,13 +412,9 @@ impl IndexedDbStore {
         for answer in asked {
             match answer.await {
                 Ok(value) => values.push(record_text(&value)),
-                // The browser aborted the reads: a read-only transaction
-                // aborted with no error of its own is the browser closing
-                // the database (a full disk); its `close` event follows.
-                Err(read) => {
-                    let _ = done.await;
-                    return Err(if tx.error().is_none() { lost_error() } else { read });
-                }
+                // The browser aborted the reads: the transaction's
+                // outcome says whether it closed the database.
+                Err(read) => return Err(done.await.err().unwrap_or(read)),
             }
         }
         Ok(values)
