@@ -387,6 +387,13 @@ impl MemoryEntry {
             && !self.content.trim().is_empty()
     }
 
+    /// Counted afresh by `tok` alone: a count of an older text (before
+    /// redaction) or by another tokenizer would be stale.
+    pub fn count_with(&mut self, tok: &dyn crate::tokens::Tokenizer) {
+        self.tokens = TokenCounts::default();
+        self.tokens.set(tok.id(), u32::try_from(tok.count(&self.countable_text())).unwrap_or(u32::MAX));
+    }
+
     /// A new entry with a fresh id; validates what a caller could get wrong.
     pub fn new(content: impl Into<String>, kind: Kind, role: Role, scope: Scope, timestamp: i64) -> Self {
         MemoryEntry {

@@ -503,6 +503,7 @@ async fn apply(
         if !c.aliases.is_empty() {
             entry.metadata.insert(crate::entry::ALIASES.into(), c.aliases);
         }
+        entry.count_with(tokenizer);
         match decision {
             Decision::Skip => report.skipped += 1,
             Decision::Add if judged_new => exact.push(entry),

@@ -591,11 +591,23 @@ impl Memory {
         }
     }
 
-    fn scrub_entry(&self, mut entry: MemoryEntry, place: Place) -> MemoryEntry {
+    /// A memory as it is written: redacted if asked, then counted by the
+    /// tokenizer that counts the session's messages (exact once one is set;
+    /// a count made before redaction or before `setTokenizer` would be stale).
+    async fn prepare_entry(&self, mut entry: MemoryEntry, place: Place) -> MemoryEntry {
         if self.inner.redactor.is_some() {
             entry.content = self.scrub(&entry.content, place);
         }
+        entry.count_with(self.inner.session.lock().await.tokenizer().as_ref());
         entry
+    }
+
+    async fn prepare_entries(&self, entries: Vec<MemoryEntry>, place: Place) -> Vec<MemoryEntry> {
+        let mut out = Vec::with_capacity(entries.len());
+        for e in entries {
+            out.push(self.prepare_entry(e, place).await);
+        }
+        out
     }
 
     /// One reseal pass: what is under an older key (or plain) sealed under
@@ -812,13 +824,13 @@ impl Memory {
     /// Stores a long-term memory unless one already says it; a fuller one
     /// supersedes what it contains, a changed detail supersedes the old.
     pub async fn remember(&self, entry: MemoryEntry) -> Result<Remembered> {
-        let entry = self.scrub_entry(entry, Place::Memory);
+        let entry = self.prepare_entry(entry, Place::Memory).await;
         self.write(async |r| r.remember(entry).await).await
     }
 
     /// Many memories in one transaction, each deduplicated.
     pub async fn remember_many(&self, entries: Vec<MemoryEntry>) -> Result<Vec<Remembered>> {
-        let entries = entries.into_iter().map(|e| self.scrub_entry(e, Place::Memory)).collect();
+        let entries = self.prepare_entries(entries, Place::Memory).await;
         self.write(async |r| r.remember_many(entries).await).await
     }
 
@@ -827,7 +839,7 @@ impl Memory {
         if replaces.is_empty() {
             return Err(Error::invalid("supersede needs the ids of the memories it replaces"));
         }
-        let entry = self.scrub_entry(entry, Place::Memory);
+        let entry = self.prepare_entry(entry, Place::Memory).await;
         self.write(async |r| r.supersede(entry, replaces).await).await
     }
 
@@ -899,7 +911,7 @@ impl Memory {
     }
 
     pub async fn import(&self, mut doc: ExportDocument) -> Result<ImportReport> {
-        doc.entries = doc.entries.into_iter().map(|e| self.scrub_entry(e, Place::Import)).collect();
+        doc.entries = self.prepare_entries(doc.entries, Place::Import).await;
         self.write(async |r| r.import(doc).await).await
     }
 

@@ -35,6 +35,23 @@ struct ExtractedOutput<'a> {
     importance: f32,
 }
 
+const MESSAGE_FIELDS: &[&str] = &["id", "role", "content", "timestamp"];
+
+/// An entry of this library (`sessionHistory()`'s, which has a `kind`) is
+/// read for its message fields, so a session's history passes as it is;
+/// any other object is checked field by field.
+fn message_fields(m: JsValue) -> JsValue {
+    let get = |key: &str| js_sys::Reflect::get(&m, &key.into()).unwrap_or(JsValue::UNDEFINED);
+    if !m.is_object() || get("kind").is_undefined() {
+        return m;
+    }
+    let picked = js_sys::Object::new();
+    for key in MESSAGE_FIELDS {
+        let _ = js_sys::Reflect::set(&picked, &(*key).into(), &get(key));
+    }
+    picked.into()
+}
+
 /// Long-term memories from the user's messages of a conversation, by rule:
 /// third person, relative dates resolved against each message's time, each
 /// with the ids of the messages it came from (a message without an id is
@@ -49,7 +66,7 @@ pub fn extract_memories(
     }
     let messages: Vec<MessageInput> = js_sys::Array::from(&messages)
         .iter()
-        .map(|m| from_js(m, "message", &["id", "role", "content", "timestamp"]))
+        .map(|m| from_js(message_fields(m), "message", MESSAGE_FIELDS))
         .collect::<Result<_, _>>()?;
     let options: OptionsInput = if options.is_undefined() || options.is_null() {
         OptionsInput::default()

@@ -250,7 +250,7 @@ export interface EmbeddingStats {
   pending: number;
 }
 
-/** A message for `extractMemories`; `timestamp` (ms) resolves "yesterday" (default: now). */
+/** A message for `extractMemories`; `timestamp` (ms) resolves "yesterday" (default: now). An entry of `sessionHistory()` passes as it is. */
 export interface ExtractMessage { id?: string; role: Role; content: string; timestamp?: number; }
 
 export interface ExtractOptions {

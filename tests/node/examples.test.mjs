@@ -5,7 +5,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { get_encoding } from "tiktoken";
@@ -41,16 +41,24 @@ test("examples/node from the tarball: ESM across runs on a JSON file, and Common
   enc.free();
 });
 
-test("examples/deno from the tarball: type-checks, Deno KV across processes, no init, no permission for the package", () => {
+test("examples/deno from the tarball: type-checks, Deno KV across processes, no init, no permission for the package, the command line its comment gives", () => {
   const app = installExample("deno", tarball);
   const deno = join(root, "node_modules/.bin/deno");
   const env = { ...process.env, DENO_NO_UPDATE_CHECK: "1", DENO_DIR: join(tmpdir(), "agent-memory-deno") };
-  const kvPath = join(app, "memory.db");
-  // Read and write only for the KV file: the package itself needs no permission.
   execFileSync(deno, ["check", "--quiet", "--unstable-kv", "chat.ts"], { cwd: app, env });
-  const perms = [`--allow-read=${kvPath}`, `--allow-write=${kvPath}`];
-  chatAcrossRuns((...args) =>
-    json(execFileSync(deno, ["run", "--quiet", "--unstable-kv", ...perms, "chat.ts", kvPath, ...args], { cwd: app, env, encoding: "utf8" })));
+  // The command line of the example's comment, as written there.
+  const line = /^\/\/\s+deno run (.*) chat\.ts memory\.db "I live in Lisbon\."$/m.exec(readFileSync(join(app, "chat.ts"), "utf8"));
+  assert.ok(line, "chat.ts gives its command line");
+  const flags = line[1].split(" ");
+  const asked = chatAcrossRuns((...args) =>
+    json(execFileSync(deno, ["run", "--quiet", ...flags, "chat.ts", "memory.db", ...args], { cwd: app, env, encoding: "utf8" })));
+  assert.equal(asked.tokenizer, "o200k");
+  // Without the read permission for the packs: a typed error that names the flag.
+  const denied = 'import { loadTokenizer } from "agent-memory"; try { await loadTokenizer("o200k"); console.log("{}"); } catch (e) { console.log(JSON.stringify({ code: e.code, message: e.message })); }';
+  writeFileSync(join(app, "denied.mjs"), denied);
+  const err = json(execFileSync(deno, ["run", "--quiet", "denied.mjs"], { cwd: app, env, encoding: "utf8" }));
+  assert.equal(err.code, "TOKENIZER_PACK");
+  assert.match(err.message, /--allow-read/);
   // Code shared with browsers calls init(): here it answers with the instance the entry made.
   const shared = 'import init, { version } from "agent-memory"; const w = await init(); console.log(JSON.stringify({ memory: w.memory instanceof WebAssembly.Memory, version: version() }))';
   assert.deepEqual(json(execFileSync(deno, ["eval", "--quiet", shared], { cwd: app, env, encoding: "utf8" })), { memory: true, version: JSON.parse(readFileSync(join(root, "pkg/package.json"), "utf8")).version });

@@ -106,3 +106,26 @@ test("a damaged pack refused 100,000 times leaves the module usable", async () =
   assert.deepEqual([...codes], [["TOKENIZER_PACK", 100_000]]);
   assert.equal((await am.loadTokenizer("o200k")).count("hello world"), 2);
 });
+
+test("memories are counted like messages: exact after setTokenizer, from remember, rememberMany, supersede and session end, and after redaction", async () => {
+  const enc = get_encoding("o200k_base");
+  const exact = (text) => enc.encode(text).length;
+  const memory = await am.Memory.open({ namespace: `tok-${Date.now()}`, sessionId: "s", store: "memory", redact: true });
+  memory.setTokenizer(await am.loadTokenizer("o200k"));
+  const { entry } = await memory.remember({ content: "Prefers Rust for systems code" });
+  assert.deepEqual(entry.tokens, { o200k: exact("Prefers Rust for systems code") });
+  const [many] = await memory.rememberMany([{ content: "Works on a database engine" }]);
+  assert.deepEqual(many.entry.tokens, { o200k: exact("Works on a database engine") });
+  const newer = await memory.supersede({ content: "Now prefers Zig" }, [entry.id]);
+  assert.deepEqual(newer.tokens, { o200k: exact("Now prefers Zig") });
+  // Counted after redaction: the text that is stored and sent.
+  const mail = await memory.remember({ content: "Writes to ada.lovelace.analytical@example.com every day" });
+  assert.notEqual(mail.entry.content, "Writes to ada.lovelace.analytical@example.com every day");
+  assert.deepEqual(mail.entry.tokens, { o200k: exact(mail.entry.content) });
+  await memory.add({ role: "user", content: "I live in Lisbon and I work as a nurse." });
+  await memory.endSession();
+  const all = await memory.memories();
+  assert.ok(all.length >= 4, JSON.stringify(all.map((e) => e.content)));
+  for (const e of all) assert.deepEqual(e.tokens, { o200k: exact(e.content) }, e.content);
+  enc.free();
+});

@@ -4,8 +4,8 @@
 // server; and tests/workerd for the adapter's conformance and the packs.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { mkdtempSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -83,6 +83,20 @@ test("examples/cloudflare from the tarball: memories per user, session end with 
     await worker.stop();
     await llm.close();
   }
+});
+
+test("examples/cloudflare builds with no wrangler warning (the pack's Data rule as the README gives it)", { timeout: 120_000 }, () => {
+  const app = installExample("cloudflare");
+  const rule = /```toml\n(\[\[rules\]\][^`]*)```/.exec(readFileSync(join(root, "README.md"), "utf8"));
+  assert.ok(rule, "the README gives the rule");
+  const dedent = (text) => text.split("\n").map((l) => l.trim()).filter(Boolean).join("\n");
+  assert.ok(dedent(readFileSync(join(app, "wrangler.toml"), "utf8")).includes(dedent(rule[1])), "the example uses the README's rule");
+  const run = spawnSync(join(root, "node_modules/.bin/wrangler"), ["deploy", "--dry-run", "--outdir", mkdtempSync(join(tmpdir(), "wrangler-"))],
+    { cwd: app, env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true", NO_COLOR: "1" }, encoding: "utf8" });
+  const out = run.stdout + run.stderr;
+  assert.equal(run.status, 0, out);
+  assert.match(out, /Total Upload/);
+  assert.doesNotMatch(out, /WARNING|fallback/, out);
 });
 
 test("workerd: the Durable Object adapter passes conformance and holds an encrypted memory; packs by name are typed errors, as data exact", { timeout: 120_000 }, async () => {
