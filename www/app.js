@@ -5,6 +5,8 @@
 import init, { Memory, loadTokenizer } from "./pkg/index.js";
 import { offlineModel, offlineReply } from "./offline-model.js";
 import { bars, esc, line } from "./charts.js";
+import { appendTurn, bound, deleteTurns, loadTurns } from "./turn-store.js";
+import { numbers, whySentence } from "./why.js";
 
 const NAMESPACE = "demo-user";
 const SYSTEM = "You are a helpful assistant. Use what you remember about the user when it helps.";
@@ -26,7 +28,7 @@ const state = {
   sessions: saved("sessions", []),
   current: saved("current", null),
   settings: saved("settings", {}),
-  turns: [], // what each turn sent, for the inspector
+  turns: [], // what each turn sent, for the inspector (kept in IndexedDB per session)
   latency: { add: [], buildContext: [], search: [], endSession: [] },
   busy: false,
 };
@@ -89,18 +91,46 @@ async function openSession(id) {
   });
   state.memory.setTokenizer(state.tokenizer);
   state.current = id;
-  state.turns = [];
+  state.turns = await loadTurns(id);
   save("current", id);
   $("model-name").textContent = `Model: ${state.settings.llmUrl ? state.settings.llmModel || state.settings.llmUrl : "offline demo model"} · tokenizer: ${state.tokenizer.id}`;
   renderSessions();
+  renderSessionState();
   await renderLog();
   renderContext();
   await refreshPanels();
 }
 
+const when = (ms) => new Date(ms).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
+const endedLabel = (s) => (s.endedAt ? (s.continued ? "ended, then continued" : "ended") : "");
+
 function renderSessions() {
   const select = $("session-select");
-  select.innerHTML = state.sessions.map((s) => `<option value="${esc(s.id)}"${s.id === state.current ? " selected" : ""}>${esc(s.title)}</option>`).join("");
+  select.innerHTML = state.sessions
+    .map((s) => `<option value="${esc(s.id)}"${s.id === state.current ? " selected" : ""}>${esc(s.title)}${s.endedAt ? ` (${endedLabel(s)})` : ""}</option>`)
+    .join("");
+}
+
+/** The marker of an ended session, above its messages. */
+function renderSessionState() {
+  const s = state.sessions.find((x) => x.id === state.current);
+  const box = $("session-state");
+  box.hidden = !s?.endedAt;
+  box.classList.toggle("continued", Boolean(s?.continued));
+  box.innerHTML = s?.endedAt
+    ? s.continued
+      ? `<b>Session ended</b> ${esc(when(s.endedAt))}, then continued: end it again to remember the newer messages.`
+      : `<b>Session ended</b> ${esc(when(s.endedAt))}: its memories were extracted. Sending a message continues it.`
+    : "";
+}
+
+function markSession(changes) {
+  const s = state.sessions.find((x) => x.id === state.current);
+  if (!s) return;
+  Object.assign(s, changes);
+  save("sessions", state.sessions);
+  renderSessions();
+  renderSessionState();
 }
 
 async function newSession() {
@@ -119,6 +149,7 @@ async function deleteSession() {
   state.sessions = rest;
   save("sessions", rest);
   await openSession(rest[0].id);
+  await deleteTurns(gone);
   const n = await state.memory.deleteSession(gone);
   status(`Deleted session ${gone} (${n} records).`);
 }
@@ -136,18 +167,23 @@ async function renderLog() {
 
 async function send(text) {
   const m = state.memory;
-  await timed("add", m.add({ role: "user", content: text }));
+  // The message as stored, redacted: the inspector and the title keep
+  // nothing the library did not.
+  const said = (await timed("add", m.add({ role: "user", content: text }))).content;
+  const at = Date.now();
   const session = state.sessions.find((s) => s.id === state.current);
-  if (session && /^(Chat \d+|New chat)$/.test(session.title)) {
-    session.title = text.slice(0, 30);
-    save("sessions", state.sessions);
-    renderSessions();
-  }
+  if (session && /^(Chat \d+|New chat)$/.test(session.title)) session.title = said.slice(0, 30);
+  if (session?.endedAt) session.continued = true;
+  markSession({});
   const ctx = await timed("buildContext", m.buildContext({ query: text, system: SYSTEM }));
   const recalled = await timed("search", m.search(text, { topK: 6 }));
   const answer = await reply(text, ctx.messages);
   await m.add({ role: "assistant", content: answer });
-  state.turns.push({ text, report: ctx.report, messages: ctx.messages, recalled });
+  const turn = { n: (state.turns.at(-1)?.n ?? state.turns.length) + 1, at, text: said, report: ctx.report, messages: ctx.messages, recalled };
+  state.turns = bound([...state.turns, turn]);
+  const sessionId = state.current;
+  // Another tab on this session appends to the same list: show what is stored.
+  await appendTurn(sessionId, turn).then((stored) => { if (state.current === sessionId && stored.length) state.turns = stored; }, () => {});
   await renderLog();
   renderContext(state.turns.length - 1);
   await refreshPanels();
@@ -167,7 +203,7 @@ const SECTIONS = [
 
 function renderContext(index = state.turns.length - 1) {
   const select = $("turn-select");
-  select.innerHTML = state.turns.map((t, i) => `<option value="${i}"${i === index ? " selected" : ""}>${i + 1}. ${esc(t.text.slice(0, 40))}</option>`).join("");
+  select.innerHTML = state.turns.map((t, i) => `<option value="${i}"${i === index ? " selected" : ""}>${t.n ?? i + 1}. ${esc(t.text.slice(0, 40))}</option>`).join("");
   const turn = state.turns[index];
   if (!turn) {
     $("context-view").innerHTML = `<p class="hint">Send a message: each turn shows what was sent to the model.</p>`;
@@ -180,9 +216,11 @@ function renderContext(index = state.turns.length - 1) {
   const legend = SECTIONS.map(([k, label, color]) => `<li><i style="background:var(${color})"></i>${label}: ${part(k)}</li>`).join("");
   const sent = turn.messages.map((msg) => `<div class="sent"><b>${esc(msg.role)}</b>\n${esc(msg.content ?? "")}</div>`).join("");
   const recalled = turn.recalled.length
-    ? `<table><thead><tr><th>source</th><th>memory</th><th>score</th><th>bm25</th><th>coverage</th><th>vector</th></tr></thead><tbody>${turn.recalled
-        .map((h) => `<tr><td>${esc(h.source ?? "")}</td><td>${esc(h.text)}</td><td>${h.score.toFixed(3)}</td><td>${h.explain.bm25.toFixed(2)}</td><td>${h.explain.coverage.toFixed(2)}</td><td>${h.explain.vector == null ? "–" : h.explain.vector.toFixed(2)}</td></tr>`)
-        .join("")}</tbody></table>`
+    ? `<ol class="recalled">${turn.recalled
+        .map((h) => `<li><q>${esc(h.text)}</q><p class="why">${esc(whySentence(h, turn, state.current))}</p><details><summary>The numbers</summary><dl>${numbers(h)
+          .map(([k, v]) => `<div><dt>${k}</dt><dd>${v}</dd></div>`)
+          .join("")}</dl></details></li>`)
+        .join("")}</ol>`
     : `<p class="hint">Nothing recalled for this turn.</p>`;
   $("context-view").innerHTML = `
     <h3>Budget: ${r.total} of ${r.limit} tokens (${esc(r.tokenizer)}, exact)</h3>
@@ -351,6 +389,7 @@ function wire() {
     work("Ending the session: extracting memories…", async () => {
       const r = await timed("endSession", state.memory.endSession());
       save("last-end", { ...r, session: state.current });
+      markSession({ endedAt: Date.now(), continued: false });
       status(`Session end: ${r.added} added, ${r.superseded} superseded, ${r.skipped} skipped (${r.judge}).`);
       await refreshPanels();
       channel?.postMessage("changed");

@@ -4,7 +4,10 @@
 // search with explain, export -> purge -> import, a second tab seeing the
 // first one's memories, keyboard-only use, and an axe-core accessibility
 // check; the offline model answering from the whole context it is sent,
-// in the same session and in a new one, saying which memory it used.
+// in the same session and in a new one, saying which memory it used; the
+// inspector's turns and an ended session's marker surviving a reload, each
+// recalled memory explained in a sentence, a favicon (no 404), and the
+// session buttons on one line.
 // Screenshots go to a temporary folder, or to docs/screenshots with
 // UPDATE_SCREENSHOTS=1.
 import { test, before, after } from "node:test";
@@ -35,10 +38,19 @@ after(async () => {
   server?.close();
 });
 
+// What went wrong while a page loaded and ran: failed requests (a missing
+// favicon is a 404) and console errors.
+const problems = new WeakMap();
+
 async function open(context, viewport = { width: 1280, height: 860 }) {
   const page = await context.newPage();
   await page.setViewportSize(viewport);
   page.on("dialog", (d) => d.accept());
+  const seen = [];
+  problems.set(page, seen);
+  page.on("response", (r) => { if (r.status() >= 400) seen.push(`${r.status()} ${r.url()}`); });
+  page.on("requestfailed", (r) => seen.push(`failed ${r.url()}: ${r.failure()?.errorText}`));
+  page.on("console", (m) => { if (m.type() === "error") seen.push(`console: ${m.text()}`); });
   await page.goto(base);
   await page.waitForFunction(() => document.body.dataset.ready === "true", null, { timeout: 60_000 });
   return page;
@@ -55,6 +67,20 @@ async function say(page, text) {
 async function progress(page, pattern) {
   await page.waitForFunction((p) => new RegExp(p).test(document.getElementById("progress").textContent), pattern.source, { timeout: 30_000 });
   return page.textContent("#progress");
+}
+
+/** axe-core's serious and critical violations on the page as it is. */
+async function seriousViolations(page) {
+  await page.addScriptTag({ path: join(root, "node_modules/axe-core/axe.min.js") });
+  const results = await page.evaluate(() => globalThis.axe.run(document, { resultTypes: ["violations"] }));
+  return results.violations.filter((v) => ["serious", "critical"].includes(v.impact)).map((v) => `${v.id}: ${v.nodes.length}`);
+}
+
+/** "Compress now" and "End session": on one line, each label on one line. */
+async function actionsOnOneLine(page) {
+  const [compress, end, single] = await Promise.all(["#compress", "#end-session", "#new-session"].map((s) => page.locator(s).boundingBox()));
+  assert.ok(Math.abs(compress.y - end.y) < 1, `the buttons' tops: ${compress.y} and ${end.y}`);
+  for (const b of [compress, end]) assert.ok(b.height < single.height * 1.3, `a button of ${b.height}px against a one-line ${single.height}px`);
 }
 
 const memoryTexts = (page) => page.$$eval("#memory-list .memory > div:first-child", (l) => l.map((x) => x.textContent));
@@ -264,11 +290,61 @@ test("sessions: new, switch, delete; keyboard only; no accessibility violations"
   assert.equal(await page.locator("#session-select option").count(), 1);
   assert.match(await page.textContent("#log"), /second chat/);
 
-  await page.addScriptTag({ path: join(root, "node_modules/axe-core/axe.min.js") });
-  const results = await page.evaluate(() => globalThis.axe.run(document, { resultTypes: ["violations"] }));
-  const serious = results.violations.filter((v) => ["serious", "critical"].includes(v.impact));
-  assert.deepEqual(serious.map((v) => `${v.id}: ${v.nodes.length}`), []);
+  assert.deepEqual(await seriousViolations(page), []);
   await context.close();
+});
+
+test("the inspector and an ended session survive a reload; recalls read as sentences; a favicon; the actions on one line", async () => {
+  const context = await browser.newContext();
+  const page = await open(context);
+  try {
+    assert.match(await page.getAttribute('link[rel="icon"]', "href"), /^data:image\/svg\+xml,/);
+    await say(page, "I have a golden retriever called Biscuit");
+    await say(page, "What's my dog's name?");
+    assert.equal(await page.locator("#turn-select option").count(), 2);
+    // Each recalled memory in words, from its `explain` and the analyzer;
+    // the numbers still there, folded.
+    const biscuit = page.locator("#context-view .recalled li", { hasText: "golden retriever called Biscuit" }).first();
+    const why = (await biscuit.locator(".why").textContent()).replace(/\s+/g, " ");
+    assert.match(why, /Matched “dog” through “retriever” \(both about pets\)/, why);
+    assert.match(why, /about \d+% of what the question asks/, why);
+    assert.match(why, /Something you said in this chat, written (just|\d+ \w+) before this turn\./, why);
+    assert.match(await biscuit.locator("details").textContent(), /score\s*\d\.\d{3}.*bm25\s*\d+\.\d\d.*coverage/s);
+    const inspected = await page.textContent("#context-view");
+
+    assert.equal(await page.isVisible("#session-state"), false, "a session in progress has no marker");
+    await page.click("#end-session");
+    await progress(page, /Session end:/);
+    const marker = /Session ended .*its memories were extracted/;
+    assert.match(await page.textContent("#session-state"), marker);
+    assert.match(await page.textContent("#session-select option:checked"), /\(ended\)$/);
+    // The status is showing: the two buttons stay on one line, wide and narrow.
+    await actionsOnOneLine(page);
+    await page.setViewportSize({ width: 390, height: 844 });
+    await actionsOnOneLine(page);
+    await page.setViewportSize({ width: 1280, height: 860 });
+
+    await page.reload();
+    await page.waitForFunction(() => document.body.dataset.ready === "true", null, { timeout: 60_000 });
+    assert.equal(await page.locator("#turn-select option").count(), 2, "the inspector's turns survive the reload");
+    assert.equal(await page.textContent("#context-view"), inspected, "the last turn's inspector, as it was");
+    await page.selectOption("#turn-select", "0");
+    assert.match(await page.textContent("#context-view"), /Budget: \d+ of \d+ tokens/);
+    assert.match(await page.textContent("#context-view"), /I have a golden retriever called Biscuit/);
+    assert.equal(await page.isVisible("#session-state"), true, "the ended marker survives the reload");
+    assert.match(await page.textContent("#session-state"), marker);
+    assert.match(await page.textContent("#session-select option:checked"), /\(ended\)$/);
+    assert.deepEqual(await seriousViolations(page), []);
+
+    // Talking again continues the session: the marker says so.
+    await say(page, "I also have a cat.");
+    assert.match(await page.textContent("#session-state"), /then continued/);
+    assert.match(await page.textContent("#session-select option:checked"), /\(ended, then continued\)$/);
+    assert.equal(await page.locator("#turn-select option").count(), 3);
+    assert.deepEqual(problems.get(page), [], "no failed request (a favicon included) and no console error");
+  } finally {
+    await context.close();
+  }
 });
 
 test("settings switch the demo to an OpenAI-compatible endpoint, with embeddings", async () => {
