@@ -79,7 +79,7 @@ const SYSTEM = "You are a helpful assistant.";
 const N = 10_000;
 const messages = conversation(N);
 const budget = { contextWindow: 32_000 };
-const memory = await am.Memory.open({ namespace: "bench", sessionId: "s", maxCachedMessages: N, maxTokens: 10_000_000, budget });
+const memory = await am.Memory.open({ store: "memory", namespace: "bench", sessionId: "s", maxCachedMessages: N, maxTokens: 10_000_000, budget });
 
 // Adding: time per message, in batches, early and late in the session (O(1) means equal).
 const batchUs = [];
@@ -132,7 +132,7 @@ for (let i = 0; i < 5; i++) {
   await trimMessages(lc1k, memoOpts);
   memo1kMs.push(performance.now() - t0);
 }
-const memory1k = await am.Memory.open({ namespace: "bench", sessionId: "s1k", maxCachedMessages: N, maxTokens: 10_000_000, budget });
+const memory1k = await am.Memory.open({ store: "memory", namespace: "bench", sessionId: "s1k", maxCachedMessages: N, maxTokens: 10_000_000, budget });
 for (const m of messages.slice(-1000)) await memory1k.add(m);
 const build1kMs = [];
 for (let i = 0; i < 50; i++) {
@@ -154,7 +154,7 @@ console.table([
 
 // Small inputs where the two keep different things.
 async function compare(name, msgs, maxTokens, why) {
-  const m = await am.Memory.open({ namespace: "cmp", sessionId: name.replace(/\W+/g, "-"), budget: { contextWindow: maxTokens + 2000, reservedForSystem: 0, reservedForTools: 0 } });
+  const m = await am.Memory.open({ store: "memory", namespace: "cmp", sessionId: name.replace(/\W+/g, "-"), budget: { contextWindow: maxTokens + 2000, reservedForSystem: 0, reservedForTools: 0 } });
   for (const x of msgs) await m.add(x);
   const ours = (await m.buildContext({ system: SYSTEM })).messages;
   const theirs = await trimMessages(toLangChain(msgs, SYSTEM), { ...trimOpts, maxTokens });

@@ -96,7 +96,7 @@ const byRules = (u) => extractMemories(u.messages).map((m) => ({ text: m.content
 
 /** Through Memory: the session added, ended, the memories read back. */
 async function throughMemory(u, llm) {
-  const memory = await Memory.open({ namespace: "bench", sessionId: `${u.conv}-${u.session}`, ...(llm ? { llm } : {}) });
+  const memory = await Memory.open({ store: "memory", namespace: "bench", sessionId: `${u.conv}-${u.session}`, ...(llm ? { llm } : {}) });
   const idOf = new Map();
   for (const m of u.messages) {
     const entry = await memory.add({ role: m.role, content: m.content, timestamp: m.timestamp });

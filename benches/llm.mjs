@@ -110,7 +110,7 @@ for (let s = 0; s < 4; s++) {
 const server = await startLlmServer();
 const httpTimes = [];
 for (let run = 0; run < 10; run++) {
-  const m = await am.Memory.open({ namespace: `http-${run}`, sessionId: "s", llm: { endpoint: server.endpoint, model: "scripted" }, autoCompress: false });
+  const m = await am.Memory.open({ store: "memory", namespace: `http-${run}`, sessionId: "s", llm: { endpoint: server.endpoint, model: "scripted" }, autoCompress: false });
   for (let i = 0; i < 25; i++) {
     const [u, a] = turn(i);
     await m.add({ role: "user", content: u });

@@ -92,7 +92,7 @@ for (const n of [10_000, 100_000]) {
   const vectorOf = new Map(d.map((x) => [x.text, x.vector]));
   questions.forEach((q, i) => vectorOf.set(q, queryVectors[i]));
   const embed = async (texts) => texts.map((t) => vectorOf.get(t));
-  const memory = await Memory.open({ namespace: `bench-${n}`, sessionId: "s", embed, embedModel: "random-384", pinnedProfile: 0 });
+  const memory = await Memory.open({ store: "memory", namespace: `bench-${n}`, sessionId: "s", embed, embedModel: "random-384", pinnedProfile: 0 });
   const t0 = performance.now();
   await memory.importMemories({
     format: "agent-memory", version: 1, exportedAt: 0, processed: {},
@@ -104,7 +104,7 @@ for (const n of [10_000, 100_000]) {
   await memory.idle();
   const memoryBuild = performance.now() - t0;
   const memoryHyb = await spread(() => latencyAsync((i) => memory.search(questions[i], { topK: 10 })));
-  const lexicalOnly = await Memory.open({ namespace: `bench-${n}`, sessionId: "s", pinnedProfile: 0 });
+  const lexicalOnly = await Memory.open({ store: "memory", namespace: `bench-${n}`, sessionId: "s", pinnedProfile: 0 });
   await lexicalOnly.importMemories(await memory.exportMemories());
   const memoryLex = await spread(() => latencyAsync((i) => lexicalOnly.search(questions[i], { topK: 10 })));
   memory.free();

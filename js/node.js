@@ -1,7 +1,8 @@
 // agent-memory for Node.js: the wasm is loaded synchronously on import.
 import { readFileSync } from "node:fs";
 import { initSync as loadWasm } from "./agent_memory.js";
-import { error, isRevoked, markReady, Tokenizer } from "./guard.js";
+import { error, isRevoked, markReady, Memory as GuardedMemory, Tokenizer } from "./guard.js";
+import { sqliteAdapter } from "./adapters/sqlite.js";
 
 const packError = (message, cause) => error("TOKENIZER_PACK", message, cause);
 
@@ -10,7 +11,40 @@ markReady();
 
 export * from "./agent_memory.js";
 // The guarded classes and functions (they win over the star export above).
-export { Memory, SearchIndex, TokenBudget, Tokenizer, checkStorageAdapter, createEntry, estimateTokens, extractMemories, version } from "./guard.js";
+export { SearchIndex, TokenBudget, Tokenizer, checkStorageAdapter, createEntry, estimateTokens, extractMemories, version } from "./guard.js";
+
+/** The file of the store `Memory.open` uses in Node when `store` is absent. */
+const DEFAULT_SQLITE_FILE = "agent-memory.db";
+
+/** `options` with the Node default store when it has none; anything else as it is (the wasm side judges it). */
+function withDefaultStore(options) {
+  if (typeof options !== "object" || options === null || isRevoked(options) || options.store !== undefined) return options;
+  return { ...options, store: sqliteAdapter(DEFAULT_SQLITE_FILE) };
+}
+
+const open = (options) => {
+  let withStore;
+  try {
+    withStore = withDefaultStore(options);
+  } catch (e) {
+    // A getter that throws, node-sqlite3-wasm missing: a rejection, as from the wasm side.
+    return Promise.reject(e?.name === "AgentMemoryError" ? e : error("INVALID_INPUT", String(e?.message ?? e), e));
+  }
+  return GuardedMemory.open(withStore);
+};
+
+/**
+ * `Memory`, whose `open` without a `store` keeps memories in a SQLite file,
+ * `agent-memory.db` in the working directory (`store: "memory"` keeps
+ * nothing; `Memory.deleteNamespace(ns, sqliteAdapter())` deletes from that
+ * file). Instances are the same class's (`instanceof Memory` holds).
+ */
+export const Memory = new Proxy(GuardedMemory, {
+  get(target, name, receiver) {
+    if (name === "open") return open;
+    return Reflect.get(target, name, receiver);
+  },
+});
 
 /**
  * In Node the wasm is loaded on import: `init` and `initSync` exist so that

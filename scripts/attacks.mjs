@@ -70,10 +70,10 @@ const CLASSES = {
           if (lost) out.push({ outcome: "lost", detail: `${op}: the memory is gone` });
           m.free();
         }
-        const m = await am.Memory.open({ namespace: "n", sessionId: "s", llm: { complete: fail, maxRetries: 0 }, autoCompress: false, maxTokens: 100 });
+        const m = await am.Memory.open({ store: "memory", namespace: "n", sessionId: "s", llm: { complete: fail, maxRetries: 0 }, autoCompress: false, maxTokens: 100 });
         for (let i = 0; i < 12; i++) await m.add({ content: `message number ${i} with a few words` });
         out.push(await expectTyped(m.compress(), ["LLM"]));
-        const hooked = await am.Memory.open({ namespace: "n", sessionId: "s", longTerm: fail });
+        const hooked = await am.Memory.open({ store: "memory", namespace: "n", sessionId: "s", longTerm: fail });
         const { report } = await hooked.buildContext({ query: "hello" });
         out.push(typeof report.longTermError === "string" ? { outcome: "typed" } : { outcome: "wrong", detail: "no longTermError" });
         m.free();
@@ -179,10 +179,10 @@ const CLASSES = {
   async "ids that are not well-formed text"() {
     const out = [];
     for (const sessionId of ["s\uD800", "s\uDBFF", "s\uFFFD", "s\u0000", "s\n"]) {
-      out.push(await expectTyped(am.Memory.open({ namespace: "w", sessionId }), ["INVALID_INPUT"]));
+      out.push(await expectTyped(am.Memory.open({ store: "memory", namespace: "w", sessionId }), ["INVALID_INPUT"]));
     }
-    out.push(await expectTyped(am.Memory.open({ namespace: "w", sessionId: "s", agentId: "a\uDC00" }), ["INVALID_INPUT"]));
-    const m = await am.Memory.open({ namespace: "w", sessionId: "s" });
+    out.push(await expectTyped(am.Memory.open({ store: "memory", namespace: "w", sessionId: "s", agentId: "a\uDC00" }), ["INVALID_INPUT"]));
+    const m = await am.Memory.open({ store: "memory", namespace: "w", sessionId: "s" });
     out.push(await expectTyped(m.deleteSession("s\uDC00"), ["INVALID_INPUT"]));
     m.free();
     return out;
@@ -191,14 +191,14 @@ const CLASSES = {
   async "oversized model answers"() {
     const out = [];
     const huge = "The user mentioned many things. ".repeat(330_000);
-    const m = await am.Memory.open({ namespace: "o", sessionId: "s", llm: () => huge, autoCompress: false, maxTokens: 200, retainRecentRounds: 1 });
+    const m = await am.Memory.open({ store: "memory", namespace: "o", sessionId: "s", llm: () => huge, autoCompress: false, maxTokens: 200, retainRecentRounds: 1 });
     for (let i = 0; i < 30; i++) await m.add({ content: `message number ${i} with some words` });
     await m.compress();
     const { report } = await m.buildContext({});
     out.push(report.summary <= 2_000 ? { outcome: "typed" } : { outcome: "wrong", detail: `summary ${report.summary} tokens` });
     m.free();
     const many = JSON.stringify({ memories: Array.from({ length: 5_000 }, (_, i) => ({ content: `User owns rare item number ${i} of the set ${i * 7919}` })) });
-    const judged = await am.Memory.open({ namespace: "o2", sessionId: "s", llm: () => many });
+    const judged = await am.Memory.open({ store: "memory", namespace: "o2", sessionId: "s", llm: () => many });
     await judged.add({ role: "user", content: "I like many things" });
     const started = performance.now();
     const end = await judged.endSession();
@@ -211,7 +211,7 @@ const CLASSES = {
 
   async "framework adapter input"() {
     const out = [];
-    const m = await am.Memory.open({ namespace: "f", sessionId: "s" });
+    const m = await am.Memory.open({ store: "memory", namespace: "f", sessionId: "s" });
     const sync = (f) => expectTyped((async () => f())(), ["INVALID_INPUT"]);
     out.push(await sync(() => fromLangChain(null)));
     out.push(await sync(() => toLangChain(null)));
@@ -230,7 +230,7 @@ const CLASSES = {
 
 /** Each refusal of the pass, `repeats` times on one instance: still healthy after. */
 async function repeated(repeats) {
-  const m = await am.Memory.open({ namespace: "rep", sessionId: "s" });
+  const m = await am.Memory.open({ store: "memory", namespace: "rep", sessionId: "s" });
   const doc = { format: "agent-memory", version: 1, exportedAt: 0, entries: [{ ...am.createEntry({ content: "x" }), id: "a/b" }], processed: {} };
   const calls = [
     () => m.importMemories(doc),

@@ -139,7 +139,7 @@ export interface MemoryOptions extends SessionOptions {
   namespace: string;
   /** The conversation; "agent:<parent>" for a sub-agent writing into its parent. */
   sessionId: string;
-  /** Default "memory" (ephemeral). */
+  /** In Node, default: a SQLite file, `agent-memory.db` in the working directory; elsewhere "memory" (nothing kept). */
   store?: "memory" | "indexeddb" | StorageAdapter;
   /** Supplies the long-term memory block for a query, within about budgetTokens (default: the built-in retrieval). */
   longTerm?: (query: string, budgetTokens: number) => string | Promise<string>;

@@ -44,22 +44,22 @@ test("an imported id that names another record, a path or control text is refuse
 
 test("session and agent ids that are not well-formed text are refused, so two never share records", async () => {
   for (const sessionId of ["s\uD800", "s\uDBFF", "s\uDC00", "s\uFFFD", "s\u0000", "s\n"]) {
-    await invalid(am.Memory.open({ namespace: "n", sessionId }), `sessionId ${JSON.stringify(sessionId)}`);
+    await invalid(am.Memory.open({ store: "memory", namespace: "n", sessionId }), `sessionId ${JSON.stringify(sessionId)}`);
   }
   for (const agentId of ["a\uD800", "a\uDC00"]) {
-    await invalid(am.Memory.open({ namespace: "n", sessionId: "s", agentId }), `agentId ${JSON.stringify(agentId)}`);
+    await invalid(am.Memory.open({ store: "memory", namespace: "n", sessionId: "s", agentId }), `agentId ${JSON.stringify(agentId)}`);
   }
-  const m = await am.Memory.open({ namespace: "n", sessionId: "ok" });
+  const m = await am.Memory.open({ store: "memory", namespace: "n", sessionId: "ok" });
   await invalid(m.deleteSession("s\uDC00"), "deleteSession of a lone surrogate");
   await invalid(m.remember({ content: "x", scope: "agent:a\uD800" }), "scope with a lone surrogate");
   // Well-formed text beyond ASCII stays allowed.
-  const cjk = await am.Memory.open({ namespace: "n", sessionId: "会话😀", agentId: "助手" });
+  const cjk = await am.Memory.open({ store: "memory", namespace: "n", sessionId: "会话😀", agentId: "助手" });
   await cjk.add({ content: "你好" });
   assert.equal(cjk.messages().length, 1);
 });
 
 test("timestamps outside 1970-9999 are refused by every entry point, not only add()", async () => {
-  const m = await am.Memory.open({ namespace: "n", sessionId: "s" });
+  const m = await am.Memory.open({ store: "memory", namespace: "n", sessionId: "s" });
   const far = 2 ** 53 - 1;
   for (const timestamp of [far, -1, 253_402_300_800_000]) {
     await invalid(m.add({ content: "x", timestamp }), `add ${timestamp}`);
@@ -74,7 +74,7 @@ test("timestamps outside 1970-9999 are refused by every entry point, not only ad
 });
 
 test("a tool-call id given twice in one message is refused, not dropped from every later request", async () => {
-  const m = await am.Memory.open({ namespace: "n", sessionId: "s" });
+  const m = await am.Memory.open({ store: "memory", namespace: "n", sessionId: "s" });
   const call = { id: "c1", name: "lookup", arguments: "{}" };
   await invalid(m.add({ role: "assistant", content: "", toolCalls: [call, { ...call, arguments: "{\"q\":2}" }] }), "twice");
   assert.equal(m.messages().length, 0);

@@ -51,6 +51,7 @@ test("an OpenAI-compatible embeddings endpoint, batched; failures degrade to lex
   const server = await startLlmServer();
   t.after(() => server.close());
   const m = await am.Memory.open({
+    store: "memory",
     namespace: "u", sessionId: "s",
     embed: { endpoint: server.embeddingsEndpoint, model: "text-embedding-scripted" },
     embedOptions: { batchSize: 2, timeoutMs: 2000 },
@@ -73,7 +74,7 @@ test("an OpenAI-compatible embeddings endpoint, batched; failures degrade to lex
 
 test("embed options are checked, and a query vector is used or rejected", async () => {
   const reject = async (options, code, pattern) => {
-    const e = await am.Memory.open({ namespace: "u", sessionId: "s", ...options }).then(() => null, (e) => e);
+    const e = await am.Memory.open({ store: "memory", namespace: "u", sessionId: "s", ...options }).then(() => null, (e) => e);
     assert.ok(e, JSON.stringify(Object.keys(options)));
     assert.equal(e.code, code);
     if (pattern) assert.match(e.message, pattern);
@@ -86,13 +87,13 @@ test("embed options are checked, and a query vector is used or rejected", async 
   await reject({ embed, embedModel: "x", embedOptions: { batchsize: 2 } }, "INVALID_INPUT", /batchsize/);
   await reject({ embed: { endpoint: "http://127.0.0.1:9/v1/embeddings" } }, "INVALID_INPUT");
 
-  const plain = await am.Memory.open({ namespace: "u", sessionId: "s" });
+  const plain = await am.Memory.open({ store: "memory", namespace: "u", sessionId: "s" });
   const e = await plain.search("x", { vector: [1, 0] }).catch((e) => e);
   assert.equal(e.code, "INVALID_INPUT");
   assert.match(e.message, /needs an embedder/);
 
   // A hook that answers with the wrong shape is the embedder's error: recall goes on.
-  const bad = await am.Memory.open({ namespace: "u", sessionId: "s", embed: async () => "nope", embedModel: "bad" });
+  const bad = await am.Memory.open({ store: "memory", namespace: "u", sessionId: "s", embed: async () => "nope", embedModel: "bad" });
   await bad.remember({ content: "Likes tea" });
   await bad.idle();
   assert.equal((await bad.search("tea"))[0].text, "Likes tea");
@@ -100,7 +101,7 @@ test("embed options are checked, and a query vector is used or rejected", async 
   assert.ok(stats.failures >= 1 && stats.pending >= 1);
   assert.match(stats.lastError, /array of vectors/);
 
-  const m = await am.Memory.open({ namespace: "u", sessionId: "s", embed, embedModel: "x" });
+  const m = await am.Memory.open({ store: "memory", namespace: "u", sessionId: "s", embed, embedModel: "x" });
   await m.remember({ content: "Likes tea" });
   await m.idle();
   assert.equal((await m.search("zzz", { vector: new Float32Array([1, 0]) }))[0].text, "Likes tea");

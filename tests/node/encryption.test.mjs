@@ -138,30 +138,30 @@ test("bad encryption options are INVALID_INPUT", async () => {
   const key = await aesKey();
   for (const encryption of [{}, { key: "secret" }, { key: hmac }, { key: encryptOnly }, { key, previousKeys: key },
     { key, previousKeys: [hmac] }, { key, migrate: "yes" }, { key, keyId: 1 }, [key], { key, previousKeys: [key] }]) {
-    await assert.rejects(am.Memory.open({ namespace: "bad", sessionId: "s", encryption }),
+    await assert.rejects(am.Memory.open({ store: "memory", namespace: "bad", sessionId: "s", encryption }),
       (err) => err.code === "INVALID_INPUT", JSON.stringify(Object.keys(encryption)));
   }
   // A 128-bit key works as well as a 256-bit one.
   const k128 = await crypto.subtle.generateKey({ name: "AES-GCM", length: 128 }, true, ["encrypt", "decrypt"]);
-  const m = await am.Memory.open({ namespace: "ok", sessionId: "s", encryption: { key: k128 } });
+  const m = await am.Memory.open({ store: "memory", namespace: "ok", sessionId: "s", encryption: { key: k128 } });
   await m.remember({ content: "fine" });
   assert.equal((await m.memories()).length, 1);
 });
 
 test("a sealed export carries nothing readable; the key imports it anywhere, without it or altered it is DECRYPTION", async () => {
   const key = await aesKey();
-  const m = await am.Memory.open({ namespace: "exp", sessionId: "s", encryption: { key } });
+  const m = await am.Memory.open({ store: "memory", namespace: "exp", sessionId: "s", encryption: { key } });
   await m.remember({ content: "Allergic to penicillin" });
   const sealed = await m.exportMemories({ sealed: true });
   assert.equal(sealed.format, "agent-memory-sealed");
   assert.ok(sealed.sealed.startsWith("amenc1.") && !JSON.stringify(sealed).includes("penicillin"));
   assert.ok((await m.exportMemories()).entries.length === 1, "the plain export is still there for the host");
-  const other = await am.Memory.open({ namespace: "exp2", sessionId: "s", encryption: { key } });
+  const other = await am.Memory.open({ store: "memory", namespace: "exp2", sessionId: "s", encryption: { key } });
   assert.equal((await other.importMemories(sealed)).added, 1);
   assert.deepEqual((await other.memories()).map((e) => e.content), ["Allergic to penicillin"]);
-  const wrong = await am.Memory.open({ namespace: "exp3", sessionId: "s", encryption: { key: await aesKey() } });
+  const wrong = await am.Memory.open({ store: "memory", namespace: "exp3", sessionId: "s", encryption: { key: await aesKey() } });
   await assert.rejects(wrong.importMemories(sealed), (e) => e.code === "DECRYPTION");
-  const plain = await am.Memory.open({ namespace: "exp4", sessionId: "s" });
+  const plain = await am.Memory.open({ store: "memory", namespace: "exp4", sessionId: "s" });
   await assert.rejects(plain.importMemories(sealed), (e) => e.code === "DECRYPTION");
   const body = sealed.sealed;
   const altered = { ...sealed, sealed: body.slice(0, 40) + (body[40] === "A" ? "B" : "A") + body.slice(41) };

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import * as am from "../../pkg/node.js";
 
 test("two dated events are both kept and both found; a new home supersedes the old one", async () => {
-  const m = await am.Memory.open({ namespace: "e", sessionId: "s" });
+  const m = await am.Memory.open({ store: "memory", namespace: "e", sessionId: "s" });
   for (const content of ["Went hiking with Sam on 3 May 2023", "Went hiking with Sam on 10 May 2023",
     "Attended an LGBTQ support group on 7 May 2023", "Attended an LGBTQ support group on 20 July 2023"]) {
     assert.equal((await m.remember({ content })).outcome, "stored", content);
@@ -27,7 +27,7 @@ test("two dated events are both kept and both found; a new home supersedes the o
 });
 
 test("memories and search answer as of a date; each memory says whether it is a state or an event", async () => {
-  const m = await am.Memory.open({ namespace: "asof", sessionId: "s" });
+  const m = await am.Memory.open({ store: "memory", namespace: "asof", sessionId: "s" });
   const may = Date.UTC(2023, 4, 8);
   await m.remember({ content: "Lives in Lisbon", timestamp: may });
   const hike = (await m.remember({ content: "Went hiking with Sam on 3 May 2023", timestamp: may })).entry;

@@ -38,7 +38,7 @@ test("extractMemories rejects bad input with typed errors", () => {
 });
 
 test("endSession without a model keeps facts by rule; a forgotten message finds what came from it", async () => {
-  const m = await am.Memory.open({ namespace: "n", sessionId: "s" });
+  const m = await am.Memory.open({ store: "memory", namespace: "n", sessionId: "s" });
   await m.add({ role: "assistant", content: "What did you do this weekend?" });
   const said = await m.add({ role: "user", content: "I ran a charity race for mental health last Saturday, it was my first one.", timestamp: MAY_8 });
   await m.add({ role: "assistant", content: "Congrats, that's amazing!" });

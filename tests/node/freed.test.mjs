@@ -19,7 +19,7 @@ function asyncMethods() {
 test("a freed Memory rejects every async method with FREED and throws from the others", async () => {
   const names = asyncMethods();
   assert.ok(names.includes("popMessage") && names.includes("clearSession") && names.length > 20, names.join());
-  const m = await am.Memory.open({ namespace: "n", sessionId: "s" });
+  const m = await am.Memory.open({ store: "memory", namespace: "n", sessionId: "s" });
   m.free();
   for (const name of names) {
     let result;

@@ -69,7 +69,7 @@ test("an llm function, an endpoint's fetch, embed and longTerm rejecting with an
       // The bare function form, with its default retries, once (its backoff takes seconds).
       if (name === "undefined" && how === "promise") llms.push(fail);
       for (const llm of llms) {
-        const m = await am.Memory.open({ namespace: "n", sessionId: "s", llm, budget: { contextWindow: 6000 } });
+        const m = await am.Memory.open({ store: "memory", namespace: "n", sessionId: "s", llm, budget: { contextWindow: 6000 } });
         // Background compression, started by add() once the window is full.
         for (let i = 0; i < 30; i++) await m.add({ content: `message ${i} ${"words ".repeat(40)}` });
         await m.idle();
@@ -82,13 +82,13 @@ test("an llm function, an endpoint's fetch, embed and longTerm rejecting with an
         assert.equal((await m.sessionHistory()).length, 30, label);
       }
 
-      const embedded = await am.Memory.open({ namespace: "n", sessionId: "s", embed: fail, embedModel: "m" });
+      const embedded = await am.Memory.open({ store: "memory", namespace: "n", sessionId: "s", embed: fail, embedModel: "m" });
       await embedded.remember({ content: "Likes tea" });
       await embedded.idle();
       assert.equal((await embedded.search("tea"))[0].text, "Likes tea", label);
       assert.ok((await embedded.stats()).embedding.failures >= 1, label);
 
-      const hooked = await am.Memory.open({ namespace: "n", sessionId: "s", longTerm: fail });
+      const hooked = await am.Memory.open({ store: "memory", namespace: "n", sessionId: "s", longTerm: fail });
       await hooked.add({ content: "hello" });
       const { report } = await hooked.buildContext({ query: "hello" });
       assert.equal(typeof report.longTermError, "string", label);

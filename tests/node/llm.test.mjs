@@ -60,7 +60,7 @@ test("a plain function hook: string or {content, usage}, with an AbortSignal", a
     seen.push(req);
     return req.json ? { content: '{"memories": ["User lives in Lyon"]}', usage: { prompt_tokens: 50, completion_tokens: 7 } } : "a summary";
   };
-  const m = await am.Memory.open({ namespace: "fn", sessionId: "s1", llm });
+  const m = await am.Memory.open({ store: "memory", namespace: "fn", sessionId: "s1", llm });
   await converse(m, [["I live in Lyon", "Nice"]]);
   const report = await m.endSession();
   assert.equal(report.added, 1);
@@ -78,7 +78,7 @@ test("faults: a throwing, hanging, empty or unreadable model falls back to the r
     invalid: async () => "Sure! {memories: [",
   };
   for (const [name, llm] of Object.entries(cases)) {
-    const m = await am.Memory.open({ namespace: `fault-${name}`, sessionId: "s1", llm: { complete: llm, timeoutMs: 50, maxRetries: 0 } });
+    const m = await am.Memory.open({ store: "memory", namespace: `fault-${name}`, sessionId: "s1", llm: { complete: llm, timeoutMs: 50, maxRetries: 0 } });
     await converse(m, [["Hello. I prefer dark roast coffee.", "Noted."]]);
     const report = await m.endSession();
     assert.equal(report.judge, "rules", name);
@@ -95,7 +95,7 @@ test("faults: a throwing, hanging, empty or unreadable model falls back to the r
 });
 
 test("faults over HTTP: 429 then success is retried; wrong types are repaired", async () => {
-  const m = await am.Memory.open({ namespace: "h429", sessionId: "s1", llm: http({ maxRetries: 2 }) });
+  const m = await am.Memory.open({ store: "memory", namespace: "h429", sessionId: "s1", llm: http({ maxRetries: 2 }) });
   await converse(m, [["I love hiking in the Alps", "Fun"]]);
   server.faults.push("429");
   let report = await m.endSession();
@@ -103,7 +103,7 @@ test("faults over HTTP: 429 then success is retried; wrong types are repaired", 
   assert.equal(m.llmStats().retries, 1);
   assert.deepEqual((await m.memories()).map((e) => e.content), ["User loves hiking in the Alps"]);
 
-  const w = await am.Memory.open({ namespace: "types", sessionId: "s1", llm: http() });
+  const w = await am.Memory.open({ store: "memory", namespace: "types", sessionId: "s1", llm: http() });
   await converse(w, [["whatever", "ok"]]);
   server.faults.push("wrong-types");
   report = await w.endSession();
@@ -136,7 +136,7 @@ test("a failed summary stays owed and resumes when the memory next opens", async
 });
 
 test("endSession can be aborted; the work stays owed and the next call completes it", async () => {
-  const m = await am.Memory.open({ namespace: "abort", sessionId: "s1", llm: http({ timeoutMs: 60_000 }) });
+  const m = await am.Memory.open({ store: "memory", namespace: "abort", sessionId: "s1", llm: http({ timeoutMs: 60_000 }) });
   await converse(m, [["I prefer tea", "ok"]]);
   server.faults.push("hang");
   const ctl = new AbortController();
@@ -150,7 +150,7 @@ test("endSession can be aborted; the work stays owed and the next call completes
 });
 
 test("the token cap stops model calls and the rule judge takes over", async () => {
-  const m = await am.Memory.open({ namespace: "cap", sessionId: "s1", llm: http({ maxSessionTokens: 10 }) });
+  const m = await am.Memory.open({ store: "memory", namespace: "cap", sessionId: "s1", llm: http({ maxSessionTokens: 10 }) });
   await converse(m, [["I prefer green tea", "ok"]]);
   assert.equal((await m.endSession()).judge, "llm"); // the first call may spend past the cap
   await converse(m, [["I live in Oslo", "ok"]]);
@@ -216,9 +216,9 @@ for (const [lang, prefer, query, expect] of [
 test("bad llm options are typed errors", async () => {
   const bad = [5, {}, { endpoint: "http://127.0.0.1:1/v1/chat/completions" }, { complete: async () => "", timeoutMs: 0 }, { complete: async () => "", retries: 3 }];
   for (const llm of bad) {
-    await assert.rejects(am.Memory.open({ namespace: "bad", sessionId: "s1", llm }), (e) => e.code === "INVALID_INPUT", JSON.stringify(llm));
+    await assert.rejects(am.Memory.open({ store: "memory", namespace: "bad", sessionId: "s1", llm }), (e) => e.code === "INVALID_INPUT", JSON.stringify(llm));
   }
-  const m = await am.Memory.open({ namespace: "nollm", sessionId: "s1" });
+  const m = await am.Memory.open({ store: "memory", namespace: "nollm", sessionId: "s1" });
   await assert.rejects(m.compress(), (e) => e.code === "INVALID_INPUT");
   // Session end needs no model: the rules judge (extract.test.mjs).
   await m.add({ role: "user", content: "I keep bees on my roof in Lyon, three hives so far." });

@@ -34,7 +34,7 @@ test("remember dedups, also across a new Memory, and a new Memory recalls the fa
 });
 
 test("versions: supersede, history and undo", async () => {
-  const m = await am.Memory.open({ namespace: "n", sessionId: "s" });
+  const m = await am.Memory.open({ store: "memory", namespace: "n", sessionId: "s" });
   const old = (await m.remember({ content: "Lives in Paris" })).entry;
   const moved = await m.supersede({ content: "Moved to Berlin in 2024" }, [old.id]);
   const valid = (await m.memories()).map((e) => e.content);
@@ -75,7 +75,7 @@ test("forget, forgetScope and purge are hard deletes; agent scopes stay apart", 
 });
 
 test("export, purge, import gives back the same state; import is idempotent", async () => {
-  const m = await am.Memory.open({ namespace: "n", sessionId: "s" });
+  const m = await am.Memory.open({ store: "memory", namespace: "n", sessionId: "s" });
   await m.remember({ content: "Speaks French and German", importance: 0.8 });
   await m.remember({ content: "Deploy with blue-green releases", scope: "agent:ops", kind: "fact" });
   const before = await m.exportMemories();
@@ -91,7 +91,7 @@ test("export, purge, import gives back the same state; import is idempotent", as
 });
 
 test("stats count memories and searches", async () => {
-  const m = await am.Memory.open({ namespace: "n", sessionId: "s" });
+  const m = await am.Memory.open({ store: "memory", namespace: "n", sessionId: "s" });
   await m.remember({ content: "Has a dog named Rex" });
   await m.remember({ content: "Use retries with jitter", scope: "agent:api" });
   await m.search("dog");
@@ -123,15 +123,15 @@ test("SearchIndex: hybrid search with explain, and typed errors", () => {
 });
 
 test("a remembered preference is pinned in every request, whatever its words", async () => {
-  const m = await am.Memory.open({ namespace: "pin", sessionId: "s" });
+  const m = await am.Memory.open({ store: "memory", namespace: "pin", sessionId: "s" });
   await m.remember({ content: "Prefers Rust for systems code" });
   const { messages, report } = await m.buildContext({ query: "Which language for firmware?" });
   assert.match(messages[0].content, /Prefers Rust for systems code/);
   assert.ok(report.longTerm > 0);
-  const off = await am.Memory.open({ namespace: "pin", sessionId: "s", pinnedProfile: 0 });
+  const off = await am.Memory.open({ store: "memory", namespace: "pin", sessionId: "s", pinnedProfile: 0 });
   await off.remember({ content: "Prefers Rust for systems code" });
   assert.equal((await off.buildContext({ query: "Which language for firmware?" })).report.longTerm, 0);
-  await assert.rejects(am.Memory.open({ namespace: "pin", sessionId: "s", pinnedProfile: -1 }), (e) => e.code === "INVALID_INPUT");
+  await assert.rejects(am.Memory.open({ store: "memory", namespace: "pin", sessionId: "s", pinnedProfile: -1 }), (e) => e.code === "INVALID_INPUT");
 });
 
 test("past conversations are searchable and join a new session's request with their date", async () => {

@@ -39,6 +39,7 @@ test("messages persist through the adapter and a new Memory restores them", asyn
 
 test("buildContext returns an OpenAI messages array and a report", async () => {
   const m = await am.Memory.open({
+    store: "memory",
     namespace: "n", sessionId: "s",
     longTerm: async (query, budget) => {
       assert.equal(query, "Which language do I prefer?");
@@ -68,7 +69,7 @@ test("buildContext returns an OpenAI messages array and a report", async () => {
 });
 
 test("a failing long-term hook degrades to no block", async () => {
-  const m = await am.Memory.open({ namespace: "n", sessionId: "s", longTerm: () => { throw new Error("index offline"); } });
+  const m = await am.Memory.open({ store: "memory", namespace: "n", sessionId: "s", longTerm: () => { throw new Error("index offline"); } });
   await m.add({ content: "hello" });
   const { messages, report } = await m.buildContext({ query: "hello" });
   assert.deepEqual(messages.map((x) => x.role), ["user"]);
@@ -85,7 +86,7 @@ test("concurrent adds are stored in call order, none lost", async () => {
 });
 
 test("eviction feeds pending compression; a summary replaces it in the context", async () => {
-  const m = await am.Memory.open({ namespace: "n", sessionId: "s", maxTokens: 80, retainRecentRounds: 1 });
+  const m = await am.Memory.open({ store: "memory", namespace: "n", sessionId: "s", maxTokens: 80, retainRecentRounds: 1 });
   for (let i = 0; i < 12; i++) {
     await m.add({ content: `question ${i}` });
     await m.add({ role: "assistant", content: `answer ${i}` });
@@ -103,7 +104,7 @@ test("eviction feeds pending compression; a summary replaces it in the context",
 });
 
 test("an exact tokenizer recounts the session", async () => {
-  const m = await am.Memory.open({ namespace: "n", sessionId: "s" });
+  const m = await am.Memory.open({ store: "memory", namespace: "n", sessionId: "s" });
   await m.add({ content: "我喜欢用 Rust 写代码，也喜欢喝茶。" });
   assert.equal(m.usage().tokenizer, "estimate");
   const tok = await am.loadTokenizer("o200k");
@@ -114,7 +115,7 @@ test("an exact tokenizer recounts the session", async () => {
 });
 
 test("LLM usage is recorded and reported", async () => {
-  const m = await am.Memory.open({ namespace: "n", sessionId: "s" });
+  const m = await am.Memory.open({ store: "memory", namespace: "n", sessionId: "s" });
   m.recordUsage(1000, 200);
   assert.equal(m.usageReport(), "Token usage: 1 calls | input: 1000 | output: 200 | total: 1200");
   assert.equal(m.llmUsage().totalTokens, 1200);
@@ -122,12 +123,12 @@ test("LLM usage is recorded and reported", async () => {
 
 test("bad input gets typed errors and leaves the memory unchanged", async () => {
   const adapter = mapAdapter();
-  await rejectsWith(am.Memory.open({ namespace: "n", sessionId: "s", budget: { contextWindow: NaN } }), "INVALID_INPUT");
-  await rejectsWith(am.Memory.open({ namespace: "n", sessionId: "s", maxTokenz: 5 }), "INVALID_INPUT", /maxTokenz/);
-  await rejectsWith(am.Memory.open({ namespace: "a/b", sessionId: "s" }), "INVALID_INPUT", /namespace/);
-  await rejectsWith(am.Memory.open({ namespace: "n", sessionId: "" }), "INVALID_INPUT", /session id/);
+  await rejectsWith(am.Memory.open({ store: "memory", namespace: "n", sessionId: "s", budget: { contextWindow: NaN } }), "INVALID_INPUT");
+  await rejectsWith(am.Memory.open({ store: "memory", namespace: "n", sessionId: "s", maxTokenz: 5 }), "INVALID_INPUT", /maxTokenz/);
+  await rejectsWith(am.Memory.open({ store: "memory", namespace: "a/b", sessionId: "s" }), "INVALID_INPUT", /namespace/);
+  await rejectsWith(am.Memory.open({ store: "memory", namespace: "n", sessionId: "" }), "INVALID_INPUT", /session id/);
   await rejectsWith(am.Memory.open({ namespace: "n", sessionId: "s", store: 42 }), "INVALID_INPUT", /store/);
-  await rejectsWith(am.Memory.open({ namespace: "n", sessionId: "s", longTerm: "nope" }), "INVALID_INPUT", /longTerm/);
+  await rejectsWith(am.Memory.open({ store: "memory", namespace: "n", sessionId: "s", longTerm: "nope" }), "INVALID_INPUT", /longTerm/);
   await rejectsWith(am.Memory.open(null), "INVALID_INPUT");
 
   const m = await am.Memory.open({ namespace: "n", sessionId: "s", store: adapter });

@@ -59,7 +59,7 @@ test("options cross as JSON: non-finite numbers named at any depth, cycles and B
   // NaN or Infinity would turn into null in JSON, and an optional number
   // would silently go missing: each is an error naming its field.
   assertCode(() => new am.TokenBudget({ contextWindow: Infinity }), "INVALID_INPUT", /"contextWindow" must be a finite number/);
-  await assert.rejects(am.Memory.open({ namespace: "conv", sessionId: "s", budget: { compressionThreshold: NaN } }), (err) => {
+  await assert.rejects(am.Memory.open({ store: "memory", namespace: "conv", sessionId: "s", budget: { compressionThreshold: NaN } }), (err) => {
     assert.equal(err.code, "INVALID_INPUT");
     assert.match(err.message, /"budget\.compressionThreshold" must be a finite number/);
     return true;
@@ -69,7 +69,7 @@ test("options cross as JSON: non-finite numbers named at any depth, cycles and B
   assertCode(() => am.createEntry(cyclic), "INVALID_INPUT", /JSON-serializable/);
   assertCode(() => am.createEntry({ content: "x", timestamp: 10n }), "INVALID_INPUT", /JSON-serializable/);
   // A misspelt field at depth is still refused, without JSON's line and column.
-  await assert.rejects(am.Memory.open({ namespace: "conv", sessionId: "s", budget: { contextWindw: 8192 } }), (err) => {
+  await assert.rejects(am.Memory.open({ store: "memory", namespace: "conv", sessionId: "s", budget: { contextWindw: 8192 } }), (err) => {
     assert.match(err.message, /unknown field `contextWindw`/);
     assert.doesNotMatch(err.message, /line \d+ column/);
     return true;
@@ -114,7 +114,7 @@ test("the browser-style start runs unchanged in Node, and require loads the pack
   const { default: init, initSync, Memory } = await import("../../pkg/node.js");
   await init();
   initSync();
-  const m = await Memory.open({ namespace: "u", sessionId: "s" });
+  const m = await Memory.open({ store: "memory", namespace: "u", sessionId: "s" });
   assert.equal((await m.add({ content: "hello" })).content, "hello");
   const { createRequire } = await import("node:module");
   const required = createRequire(import.meta.url)("../../pkg/node.js");

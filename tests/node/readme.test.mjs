@@ -24,15 +24,17 @@ export function blocks(file) {
   const lines = readFileSync(join(root, file), "utf8").split("\n");
   const found = [];
   for (let i = 0; i < lines.length; i++) {
-    const fence = /^```(\w*)\s*$/.exec(lines[i]);
+    // A fence may be indented (a block inside a list item): its lines lose that indent.
+    const fence = /^(\s*)```(\w*)\s*$/.exec(lines[i]);
     if (!fence) continue;
-    const end = lines.indexOf("```", i + 1);
+    const end = lines.findIndex((l, j) => j > i && l.trim() === "```");
     assert.ok(end > i, `${file}:${i + 1}: a fence that is never closed`);
-    if (LANGS.has(fence[1])) {
+    if (LANGS.has(fence[2])) {
       let above = i - 1;
       while (above >= 0 && lines[above].trim() === "") above--;
-      const mark = /^<!--\s*(example|fragment):\s*(.*?)\s*-->$/.exec(lines[above] ?? "");
-      found.push({ where: `${file}:${i + 1}`, mark, code: lines.slice(i + 1, end).join("\n") + "\n" });
+      const mark = /^<!--\s*(example|fragment):\s*(.*?)\s*-->$/.exec((lines[above] ?? "").trim());
+      const code = lines.slice(i + 1, end).map((l) => l.slice(fence[1].length)).join("\n") + "\n";
+      found.push({ where: `${file}:${i + 1}`, mark, code });
     }
     i = end;
   }

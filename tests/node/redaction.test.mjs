@@ -43,10 +43,10 @@ test("redacted data is never stored nor sent to the model or the embedder", asyn
 });
 
 test("detectors can be turned off one by one; without `redact` nothing changes", async () => {
-  const m = await am.Memory.open({ namespace: "red2", sessionId: "s", redact: { phone: false } });
+  const m = await am.Memory.open({ store: "memory", namespace: "red2", sessionId: "s", redact: { phone: false } });
   const e = await m.add({ role: "user", content: "ada@example.com +351 912 345 678" });
   assert.equal(e.content, "[EMAIL] +351 912 345 678");
-  const plain = await am.Memory.open({ namespace: "red3", sessionId: "s" });
+  const plain = await am.Memory.open({ store: "memory", namespace: "red3", sessionId: "s" });
   assert.equal((await plain.add({ role: "user", content: "ada@example.com" })).content, "ada@example.com");
   assert.equal((await plain.stats()).redactions, undefined);
 });
@@ -54,6 +54,6 @@ test("detectors can be turned off one by one; without `redact` nothing changes",
 test("bad redact options are INVALID_INPUT", async () => {
   for (const redact of ["yes", 1, [], { email: "no" }, { mail: true }, { patterns: /x/ }, { patterns: [{ name: "lower", pattern: /x/ }] },
     { patterns: [{ name: "X", pattern: "x" }] }, { patterns: [{ name: "X", pattern: /x/, flags: "g" }] }]) {
-    await assert.rejects(am.Memory.open({ namespace: "bad", sessionId: "s", redact }), (e) => e.code === "INVALID_INPUT", JSON.stringify(redact));
+    await assert.rejects(am.Memory.open({ store: "memory", namespace: "bad", sessionId: "s", redact }), (e) => e.code === "INVALID_INPUT", JSON.stringify(redact));
   }
 });

@@ -64,7 +64,7 @@ test("reads see another instance's long-term writes without a write or a reopen"
 });
 
 test("a changed number, date or polarity is an update with history, never a dropped duplicate", async () => {
-  const m = await am.Memory.open({ namespace: "u", sessionId: "s" });
+  const m = await am.Memory.open({ store: "memory", namespace: "u", sessionId: "s" });
   await m.remember({ content: "Has 2 kids" });
   const r = await m.remember({ content: "Has 3 kids" });
   assert.equal(r.outcome, "superseded");
@@ -116,7 +116,7 @@ test("an adapter that never settles gives STORAGE_TIMEOUT, not a hang", async ()
 });
 
 test("misspelt options, nested ones too, are errors that list what is accepted", async () => {
-  const open = (extra) => am.Memory.open({ namespace: "u", sessionId: "s", ...extra });
+  const open = (extra) => am.Memory.open({ store: "memory", namespace: "u", sessionId: "s", ...extra });
   await assert.rejects(open({ budget: { contextWindw: 1000 } }), (e) => isCode("INVALID_INPUT")(e) && /contextWindw/.test(e.message));
   await assert.rejects(open({ nameSpace: "x" }), (e) => {
     assert.ok(isCode("INVALID_INPUT")(e));
@@ -132,7 +132,7 @@ test("misspelt options, nested ones too, are errors that list what is accepted",
 });
 
 test("supersede needs an array of ids; loadTokenizer errors are typed", async () => {
-  const m = await am.Memory.open({ namespace: "u", sessionId: "s" });
+  const m = await am.Memory.open({ store: "memory", namespace: "u", sessionId: "s" });
   const { entry } = await m.remember({ content: "Prefers tea" });
   for (const bad of [42, NaN, {}, "id", [42], []]) {
     await assert.rejects(m.supersede({ content: "Prefers coffee" }, bad), isCode("INVALID_INPUT"), String(bad));
@@ -153,22 +153,22 @@ test("JS numbers past 2^32 saturate instead of wrapping on wasm32", async () => 
 });
 
 test("the same bad call 100,000 times leaves the instance working", async () => {
-  const m = await am.Memory.open({ namespace: "u", sessionId: "s" });
+  const m = await am.Memory.open({ store: "memory", namespace: "u", sessionId: "s" });
   const tok = am.Tokenizer.estimate();
-  const freed = await am.Memory.open({ namespace: "u", sessionId: "gone" });
+  const freed = await am.Memory.open({ store: "memory", namespace: "u", sessionId: "gone" });
   freed.free();
   const freedTok = am.Tokenizer.estimate();
   freedTok.free();
   // The privacy options, wrong, and a sealed export that fails its tag.
   const key = await crypto.subtle.generateKey({ name: "AES-GCM", length: 256 }, false, ["encrypt", "decrypt"]);
-  const sealedMemory = await am.Memory.open({ namespace: "sealed", sessionId: "s", encryption: { key } });
+  const sealedMemory = await am.Memory.open({ store: "memory", namespace: "sealed", sessionId: "s", encryption: { key } });
   await sealedMemory.remember({ content: "Sealed fact" });
   const sealed = await sealedMemory.exportMemories({ sealed: true });
   const altered = { ...sealed, sealed: sealed.sealed.slice(0, 40) + (sealed.sealed[40] === "A" ? "B" : "A") + sealed.sealed.slice(41) };
   const asyncCalls = [
-    () => am.Memory.open({ namespace: "u", sessionId: "s", encryption: { key: "not a key" } }),
-    () => am.Memory.open({ namespace: "u", sessionId: "s", redact: { patterns: [{ name: "x", pattern: /x/ }] } }),
-    () => am.Memory.open({ namespace: "аlice", sessionId: "s" }),
+    () => am.Memory.open({ store: "memory", namespace: "u", sessionId: "s", encryption: { key: "not a key" } }),
+    () => am.Memory.open({ store: "memory", namespace: "u", sessionId: "s", redact: { patterns: [{ name: "x", pattern: /x/ }] } }),
+    () => am.Memory.open({ store: "memory", namespace: "аlice", sessionId: "s" }),
     () => m.exportMemories({ sealed: "yes" }),
     () => sealedMemory.importMemories(altered),
     () => m.importMemories(undefined),
@@ -186,7 +186,7 @@ test("the same bad call 100,000 times leaves the instance working", async () => 
     () => m.deleteSession("s"),
     () => m.deleteSession({}),
     () => m.search("x", { vector: [1, 2] }),
-    () => am.Memory.open({ namespace: "u", sessionId: "s", embed: async () => [], embedModel: 7 }),
+    () => am.Memory.open({ store: "memory", namespace: "u", sessionId: "s", embed: async () => [], embedModel: 7 }),
   ];
   const syncCalls = [
     () => tok.count(undefined),
@@ -221,7 +221,7 @@ test("the same bad call 100,000 times leaves the instance working", async () => 
   await m.remember({ content: "Still remembers" });
   assert.equal((await m.memories()).length, 1);
   assert.equal(tok.count("still counting"), am.estimateTokens("still counting"));
-  const fresh = await am.Memory.open({ namespace: "u", sessionId: "s2" });
+  const fresh = await am.Memory.open({ store: "memory", namespace: "u", sessionId: "s2" });
   assert.equal((await fresh.buildContext({ query: "hi" })).messages.length, 1);
   assert.deepEqual((await sealedMemory.memories()).map((e) => e.content), ["Sealed fact"]);
 });
@@ -229,7 +229,7 @@ test("the same bad call 100,000 times leaves the instance working", async () => 
 test("buildContext's total is what the provider bills: tiktoken's per-message rules and the server's usage", async () => {
   const { get_encoding } = await import("tiktoken");
   const { startLlmServer, promptTokens } = await import("../../scripts/llm-server.mjs");
-  const m = await am.Memory.open({ namespace: "u", sessionId: "billing" });
+  const m = await am.Memory.open({ store: "memory", namespace: "u", sessionId: "billing" });
   m.setTokenizer(await am.loadTokenizer("o200k"));
   await m.remember({ content: "Prefers Rust for systems code" });
   const turns = [["Hi! 我喜欢用 Rust 写代码", "Great choice."], ["What about async?", "Tokio is common."], ["And tests?", "cargo test."]];
@@ -262,6 +262,7 @@ test("buildContext's total is what the provider bills: tiktoken's per-message ru
 
 test("a long-term hook that never answers does not hang the turn", async () => {
   const m = await am.Memory.open({
+    store: "memory",
     namespace: "u", sessionId: "s", longTerm: () => new Promise(() => {}), longTermTimeoutMs: 50,
   });
   await m.add({ content: "hello" });
@@ -273,6 +274,7 @@ test("a long-term hook that never answers does not hang the turn", async () => {
 test("a long-term hook may call back into the memory it serves", async () => {
   let m;
   m = await am.Memory.open({
+    store: "memory",
     namespace: "u", sessionId: "s",
     longTerm: async (query) => {
       const hits = await m.search(query);

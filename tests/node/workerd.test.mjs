@@ -87,7 +87,7 @@ test("examples/cloudflare from the tarball: memories per user, session end with 
 
 test("examples/cloudflare builds with no wrangler warning (the pack's Data rule as the README gives it)", { timeout: 120_000 }, () => {
   const app = installExample("cloudflare");
-  const rule = /```toml\n(\[\[rules\]\][^`]*)```/.exec(readFileSync(join(root, "README.md"), "utf8"));
+  const rule = /```toml\n\s*(\[\[rules\]\][^`]*)```/.exec(readFileSync(join(root, "README.md"), "utf8"));
   assert.ok(rule, "the README gives the rule");
   const dedent = (text) => text.split("\n").map((l) => l.trim()).filter(Boolean).join("\n");
   assert.ok(dedent(readFileSync(join(app, "wrangler.toml"), "utf8")).includes(dedent(rule[1])), "the example uses the README's rule");
