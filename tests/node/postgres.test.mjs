@@ -6,7 +6,7 @@
 // Skipped only where no PostgreSQL server binaries are installed.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { execFile, execFileSync } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { chownSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -14,10 +14,10 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 import * as am from "../../pkg/node.js";
+import { assertExactlyOnce, node, writerChild } from "./store-writers.mjs";
 import { postgresAdapter } from "../../pkg/adapters/postgres.js";
 
 const pkg = new URL("../../pkg/", import.meta.url);
-const nodeEntry = new URL("node.js", pkg).href;
 const postgresEntry = new URL("adapters/postgres.js", pkg).href;
 
 /** The folder of initdb and pg_ctl: Debian's /usr/lib/postgresql/<n>/bin (newest), else `pg_config --bindir`; or null. */
@@ -96,22 +96,6 @@ before(async () => {
   if (!SKIP) await startCluster();
 });
 after(() => stopCluster());
-
-/** Runs `code` (an ES module) in a new Node process; resolves to its stdout's last line, parsed as JSON. */
-function node(code, { cwd } = {}) {
-  const env = { ...process.env };
-  delete env.NODE_TEST_CONTEXT;
-  return new Promise((ok, fail) => {
-    execFile(process.execPath, ["--input-type=module", "-e", code], { cwd, env, timeout: 120_000 }, (err, stdout, stderr) => {
-      if (err) return fail(new Error(`child failed: ${err.message}\n${stderr}`));
-      try {
-        ok(JSON.parse(stdout.trim().split("\n").pop()));
-      } catch {
-        fail(new Error(`child printed no JSON: ${stdout}\n${stderr}`));
-      }
-    });
-  });
-}
 
 test("the PostgreSQL adapter passes the store conformance suite, on a pool of yours or a config", async (t) => {
   if (SKIP) return t.skip(SKIP);
@@ -209,54 +193,20 @@ test("putManyIf is atomic across four processes: counts add up, and of writers e
   }
 });
 
-/** Syllable words no dedup rule relates. */
-const FACT_CODE = `
-  const SYL = "ba be bi bo bu da de di do du fa fe fi fo fu ga ge gi go gu ka ke ki ko ku la le li lo lu ma me mi mo mu na ne ni no nu pa pe pi po pu ra re ri ro ru sa se si so su ta te ti to tu va ve vi vo vu za ze zi zo zu".split(" ");
-  const word = () => Array.from({ length: 3 }, () => SYL[Math.floor(Math.random() * SYL.length)]).join("");
-  const fact = () => [word(), word(), word(), word(), word()].join(" ");
-`;
-
-/** A writer process: from `at` on, `n` messages added and `n` facts remembered, two calls in flight; prints what was acknowledged. */
-const writerChild = (config, id, n, at) => `
-  import { Memory } from ${JSON.stringify(nodeEntry)};
-  import { postgresAdapter } from ${JSON.stringify(postgresEntry)};
-  ${FACT_CODE}
-  const store = postgresAdapter(${JSON.stringify(config)}, { table: "memories" });
-  const memory = await Memory.open({ namespace: "shared", sessionId: "chat", store });
-  await new Promise((ok) => setTimeout(ok, Math.max(0, ${at} - Date.now())));
-  const added = [], remembered = [], errors = [];
-  for (let i = 0; i < ${n}; i++) {
-    const text = "writer ${id} message " + i;
-    const f = fact();
-    const [a, r] = await Promise.allSettled([memory.add({ role: "user", content: text }), memory.remember({ content: f })]);
-    if (a.status === "fulfilled") added.push(text); else errors.push(String(a.reason?.message ?? a.reason));
-    if (r.status === "fulfilled") remembered.push(f); else errors.push(String(r.reason?.message ?? r.reason));
-  }
-  await memory.idle();
-  memory.free();
-  await store.close();
-  console.log(JSON.stringify({ added, remembered, errors }));
-`;
-
 test("four processes writing memories at once through PostgreSQL lose nothing and duplicate nothing", { timeout: 180_000 }, async (t) => {
   if (SKIP) return t.skip(SKIP);
   const n = 40;
   const at = Date.now() + 2000;
-  const results = await Promise.all([0, 1, 2, 3].map((id) => node(writerChild(cluster.config, id, n, at))));
+  const results = await Promise.all([0, 1, 2, 3].map((id) => node(writerChild({ imports: `import { postgresAdapter } from ${JSON.stringify(postgresEntry)};`, storeCode: `postgresAdapter(${JSON.stringify(cluster.config)}, { table: "memories" })`, closeCode: "await store.close();", id, n, at }))));
   assert.deepEqual(results.flatMap((r) => r.errors), []);
   const store = postgresAdapter(cluster.config, { table: "memories" });
   const memory = await am.Memory.open({ namespace: "shared", sessionId: "chat", store });
   try {
-    const count = (list) => list.reduce((m, x) => m.set(x, (m.get(x) ?? 0) + 1), new Map());
-    const mem = count((await memory.memories()).map((e) => e.content));
-    const hist = count((await memory.sessionHistory()).map((e) => e.content));
-    const added = results.flatMap((r) => r.added);
-    const remembered = results.flatMap((r) => r.remembered);
-    assert.equal(added.length, 4 * n);
-    assert.equal(remembered.length, 4 * n);
-    const lost = [...added.filter((x) => !hist.has(x)), ...remembered.filter((x) => !mem.has(x))];
-    const duplicated = [...hist, ...mem].filter(([, c]) => c > 1);
-    assert.deepEqual({ lost, duplicated }, { lost: [], duplicated: [] });
+    const memories = (await memory.memories()).map((e) => e.content);
+    const history = (await memory.sessionHistory()).map((e) => e.content);
+    const acked = assertExactlyOnce(results, memories, history);
+    assert.equal(acked.added.length, 4 * n);
+    assert.equal(acked.remembered.length, 4 * n);
     assert.equal((await memory.pendingWork()).length, 0);
   } finally {
     memory.free();

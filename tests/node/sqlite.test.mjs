@@ -4,16 +4,16 @@
 // survive a restart when `Memory.open` is given no store.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { execFile, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as am from "../../pkg/node.js";
+import { assertExactlyOnce, node, nodeEntry, writerChild } from "./store-writers.mjs";
 import { sqliteAdapter } from "../../pkg/adapters/sqlite.js";
 
 const pkg = new URL("../../pkg/", import.meta.url);
-const nodeEntry = new URL("node.js", pkg).href;
 const sqliteEntry = new URL("adapters/sqlite.js", pkg).href;
 
 /** A temporary directory, removed after `f` however it ends. */
@@ -24,22 +24,6 @@ async function inTempDir(f) {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-}
-
-/** Runs `code` (an ES module) in a new Node process; resolves to its stdout's last line, parsed as JSON. */
-function node(code, { cwd, env = {} } = {}) {
-  const childEnv = { ...process.env, ...env };
-  delete childEnv.NODE_TEST_CONTEXT;
-  return new Promise((ok, fail) => {
-    execFile(process.execPath, ["--input-type=module", "-e", code], { cwd, env: childEnv, timeout: 120_000 }, (err, stdout, stderr) => {
-      if (err) return fail(new Error(`child failed: ${err.message}\n${stderr}`));
-      try {
-        ok(JSON.parse(stdout.trim().split("\n").pop()));
-      } catch {
-        fail(new Error(`child printed no JSON: ${stdout}\n${stderr}`));
-      }
-    });
-  });
 }
 
 test("the SQLite adapter passes the store conformance suite and keeps what it wrote across instances", async () => {
@@ -107,50 +91,6 @@ test("putManyIf is atomic across four processes on one file", { timeout: 120_000
     assert.ok(results.some((r) => r.lost > 0), JSON.stringify(results));
   });
 });
-
-/** Syllable words no dedup rule relates. */
-const FACT_CODE = `
-  const SYL = "ba be bi bo bu da de di do du fa fe fi fo fu ga ge gi go gu ka ke ki ko ku la le li lo lu ma me mi mo mu na ne ni no nu pa pe pi po pu ra re ri ro ru sa se si so su ta te ti to tu va ve vi vo vu za ze zi zo zu".split(" ");
-  const word = () => Array.from({ length: 3 }, () => SYL[Math.floor(Math.random() * SYL.length)]).join("");
-  const fact = () => [word(), word(), word(), word(), word()].join(" ");
-`;
-
-/**
- * A writer process: opens the shared namespace with `storeCode` (an expression,
- * after `imports`), then from `at` on adds `n` messages and remembers `n` facts,
- * two calls in flight at a time; prints what was acknowledged.
- */
-const writerChild = ({ imports, storeCode, closeCode = "", id, n, at }) => `
-  import { Memory } from ${JSON.stringify(nodeEntry)};
-  ${imports}
-  ${FACT_CODE}
-  const store = ${storeCode};
-  const memory = await Memory.open({ namespace: "shared", sessionId: "chat", store });
-  await new Promise((ok) => setTimeout(ok, Math.max(0, ${at} - Date.now())));
-  const added = [], remembered = [], errors = [];
-  for (let i = 0; i < ${n}; i++) {
-    const text = "writer ${id} message " + i;
-    const f = fact();
-    const [a, r] = await Promise.allSettled([memory.add({ role: "user", content: text }), memory.remember({ content: f })]);
-    if (a.status === "fulfilled") added.push(text); else errors.push(String(a.reason?.message ?? a.reason));
-    if (r.status === "fulfilled") remembered.push(f); else errors.push(String(r.reason?.message ?? r.reason));
-  }
-  await memory.idle();
-  memory.free();
-  ${closeCode}
-  console.log(JSON.stringify({ added, remembered, errors }));
-`;
-
-/** Every acknowledged write of `results` found exactly once in `memories` / `history`, and nothing twice. */
-function assertExactlyOnce(results, memories, history) {
-  const count = (list) => list.reduce((m, x) => m.set(x, (m.get(x) ?? 0) + 1), new Map());
-  const [mem, hist] = [count(memories), count(history)];
-  const acked = { added: results.flatMap((r) => r.added), remembered: results.flatMap((r) => r.remembered) };
-  const lost = [...acked.added.filter((t) => !hist.has(t)), ...acked.remembered.filter((f) => !mem.has(f))];
-  const duplicated = [...[...hist].filter(([, c]) => c > 1), ...[...mem].filter(([, c]) => c > 1)];
-  assert.deepEqual({ lost, duplicated }, { lost: [], duplicated: [] });
-  return acked;
-}
 
 test("four processes writing memories at once on one SQLite file lose nothing and duplicate nothing", { timeout: 180_000 }, async () => {
   await inTempDir(async (dir) => {
