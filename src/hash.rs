@@ -1,6 +1,6 @@
-//! FNV-1a, 64 bits: a hash that is the same on every platform and in every
-//! release (std's hasher is neither), for ids that are stored or compared
-//! across instances. Not a defence against a forger: sealed stores
+//! FNV-1a, in 64 bits and 32: a hash that is the same on every platform and
+//! in every release (std's hasher is neither), for ids and checksums that are
+//! stored or compared across instances. Not a defence against a forger: sealed stores
 //! authenticate records; this only names content.
 
 /// A streaming FNV-1a hasher.
@@ -27,9 +27,21 @@ impl Fnv64 {
     }
 }
 
+/// FNV-1a, 32 bits: the checksum of a tokenizer pack (its format fixes it).
+pub fn fnv1a_32(bytes: &[u8]) -> u32 {
+    bytes.iter().fold(0x811c_9dc5, |h: u32, &b| (h ^ b as u32).wrapping_mul(0x0100_0193))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_32_bit_hash_matches_the_published_test_vectors() {
+        assert_eq!(fnv1a_32(b""), 0x811c_9dc5);
+        assert_eq!(fnv1a_32(b"a"), 0xe40c_292c);
+        assert_eq!(fnv1a_32(b"foo"), 0xa9f3_7ed7);
+    }
 
     #[test]
     fn matches_the_published_test_vectors() {

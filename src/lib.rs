@@ -81,6 +81,7 @@ mod order;
 pub mod ports;
 pub mod redact;
 pub mod retrieval;
+mod script;
 #[cfg(test)]
 mod seeded;
 mod semaphore;

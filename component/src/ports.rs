@@ -12,6 +12,7 @@ use engine::ports::lock::LocalLocks;
 use engine::ports::{
     Clock, Embedder, Llm, LlmFailure, LlmRequest, LlmResponse, LocalBoxFuture, Lock, LockGuard, Spawn,
 };
+use engine::store::namespace::Namespace;
 use engine::store::Store;
 use futures::executor::{LocalPool, LocalSpawner};
 use futures::task::LocalSpawnExt;
@@ -113,16 +114,16 @@ impl Lock for HostLocks {
 
 /// The host's key-value store, with this namespace's keys under `<namespace>/`.
 pub struct HostStore {
-    prefix: String,
+    namespace: Namespace,
 }
 
 impl HostStore {
     pub fn new(namespace: &str) -> HostStore {
-        HostStore { prefix: format!("{namespace}/") }
+        HostStore { namespace: Namespace::new(namespace) }
     }
 
     fn key(&self, key: &str) -> String {
-        format!("{}{key}", self.prefix)
+        self.namespace.key(key)
     }
 }
 
@@ -146,15 +147,9 @@ impl Store for HostStore {
     }
 
     fn list<'a>(&'a self, prefix: &'a str) -> LocalBoxFuture<'a, Result<Vec<(String, String)>>> {
-        let listed = store::list_prefix(&self.key(prefix)).map_err(|m| failed("list", m)).map(|pairs| {
-            let mut pairs: Vec<(String, String)> = pairs
-                .into_iter()
-                .filter_map(|(k, v)| k.strip_prefix(&self.prefix).map(|k| (k.to_string(), v)))
-                .collect();
-            // The core reads in key order; a host's store may list in any.
-            pairs.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-            pairs
-        });
+        let listed = store::list_prefix(&self.key(prefix))
+            .map_err(|m| failed("list", m))
+            .map(|pairs| self.namespace.listed(prefix, pairs));
         Box::pin(ready(listed))
     }
 }

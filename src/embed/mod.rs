@@ -10,7 +10,6 @@ pub mod vectors;
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use futures::future::{select, Either};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, ErrorCode, Result};
@@ -105,19 +104,17 @@ impl Embedding {
     }
 
     async fn call(&self, batch: &[String]) -> Result<Vec<Vec<f32>>> {
-        let _permit = self.permits.acquire().await;
-        let call = self.embedder.embed(batch.to_vec());
-        let timeout = self.clock.sleep(self.options.timeout_ms);
-        let vectors = match select(call, timeout).await {
-            Either::Left((vectors, _)) => vectors?,
-            Either::Right(((), _abandoned)) => {
-                self.stats.borrow_mut().timeouts += 1;
-                return Err(Error::new(
-                    ErrorCode::Timeout,
-                    format!("the embedder did not answer within {} ms", self.options.timeout_ms),
-                ));
-            }
+        let call = || self.embedder.embed(batch.to_vec());
+        let Some(vectors) =
+            self.permits.call_within(self.clock.as_ref(), self.options.timeout_ms, call).await
+        else {
+            self.stats.borrow_mut().timeouts += 1;
+            return Err(Error::new(
+                ErrorCode::Timeout,
+                format!("the embedder did not answer within {} ms", self.options.timeout_ms),
+            ));
         };
+        let vectors = vectors?;
         if vectors.len() != batch.len() {
             return Err(Error::new(
                 ErrorCode::Embedder,

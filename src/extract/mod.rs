@@ -154,7 +154,7 @@ pub fn extract(turns: &[Turn], options: &ExtractOptions) -> Vec<Extracted> {
             let body = &body[signals::request_prefix(body)..];
             let body = body.trim_end_matches(['.', '。', ';', '；', '!', '！', ' ']);
             let resolved = dates::resolve(body, turn.timestamp);
-            let zh = resolved.chars().any(crate::retrieval::analyzer::is_cjk_letter);
+            let zh = resolved.chars().any(crate::script::is_cjk_letter);
             let name =
                 options.user_name.clone().unwrap_or_else(|| if zh { "用户" } else { "User" }.to_string());
             let third = person::chinese(&person::english(&resolved, &name), &name);
@@ -173,7 +173,7 @@ pub fn extract(turns: &[Turn], options: &ExtractOptions) -> Vec<Extracted> {
 /// Fewer than 4 words (or 5 CJK characters) say too little to keep, but
 /// for three words with a date ("I went yesterday": an event, dated).
 fn too_short(sentence: &str, said_at: i64) -> bool {
-    let cjk = sentence.chars().filter(|&c| crate::retrieval::analyzer::is_cjk_letter(c)).count();
+    let cjk = sentence.chars().filter(|&c| crate::script::is_cjk_letter(c)).count();
     if cjk > 0 {
         return cjk < 5;
     }

@@ -201,12 +201,12 @@ fn words(text: &str) -> Vec<String> {
 }
 
 fn is_cjk(text: &str) -> bool {
-    text.chars().any(crate::retrieval::analyzer::is_cjk_letter)
+    text.chars().any(crate::script::is_cjk_letter)
 }
 
 /// Chinese has no spaces: about 1.7 characters make a word's worth.
 fn length_in_words(text: &str) -> f64 {
-    let cjk = text.chars().filter(|&c| crate::retrieval::analyzer::is_cjk_letter(c)).count() as f64;
+    let cjk = text.chars().filter(|&c| crate::script::is_cjk_letter(c)).count() as f64;
     words(text).iter().filter(|w| !is_cjk(w)).count() as f64 + cjk / 1.7
 }
 

@@ -8,7 +8,6 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use futures::future::{select, Either};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, ErrorCode, Result};
@@ -177,17 +176,13 @@ impl Governor {
                     ));
                 }
             }
-            let outcome = {
-                let _permit = self.permits.acquire().await;
-                let call = self.llm.complete(request.clone());
-                let timeout = self.clock.sleep(self.options.timeout_ms);
-                // The call is polled first: an answer that is ready wins
-                // over a timer that is ready too.
-                match select(call, timeout).await {
-                    Either::Left((result, _)) => result.map_err(Some),
-                    Either::Right(((), _abandoned)) => Err(None),
-                }
-            };
+            let call = || self.llm.complete(request.clone());
+            // `None` in the error: the call timed out.
+            let outcome =
+                match self.permits.call_within(self.clock.as_ref(), self.options.timeout_ms, call).await {
+                    Some(result) => result.map_err(Some),
+                    None => Err(None),
+                };
             let failure = match outcome {
                 Ok(response) => {
                     self.record_success(purpose, &request, &response, tokenizer);

@@ -21,10 +21,6 @@ pub enum Language {
     Chinese,
 }
 
-fn is_han(c: char) -> bool {
-    matches!(c, '\u{3400}'..='\u{4DBF}' | '\u{4E00}'..='\u{9FFF}' | '\u{F900}'..='\u{FAFF}')
-}
-
 impl Language {
     /// Chinese when Han characters carry at least as much text as Latin
     /// words do (one character weighs about one five-letter word).
@@ -32,7 +28,7 @@ impl Language {
         let (mut han, mut latin) = (0usize, 0usize);
         for t in texts {
             for c in t.chars() {
-                if is_han(c) {
+                if crate::script::is_han(c) {
                     han += 1;
                 } else if c.is_ascii_alphabetic() {
                     latin += 1;

@@ -11,6 +11,8 @@ use std::sync::OnceLock;
 
 use rust_stemmers::{Algorithm, Stemmer};
 
+use crate::script::is_cjk_letter;
+
 /// NLTK's English stop words (179). Apostrophe fragments are there because
 /// words split at apostrophes ("don't" -> "don", "t").
 const STOP_WORDS: &[&str] = &[
@@ -241,13 +243,6 @@ fn with_ascii_term(word: &str, f: &mut dyn FnMut(&str)) {
 fn stemmer() -> &'static Stemmer {
     static STEMMER: OnceLock<Stemmer> = OnceLock::new();
     STEMMER.get_or_init(|| Stemmer::create(Algorithm::English))
-}
-
-/// Han ideographs, kana and Hangul syllables: scripts written without spaces.
-pub fn is_cjk_letter(c: char) -> bool {
-    matches!(c as u32,
-        0x3040..=0x30FF | 0x31F0..=0x31FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xAC00..=0xD7AF
-        | 0xF900..=0xFAFF | 0x20000..=0x2FA1F | 0x30000..=0x323AF)
 }
 
 /// Marks CJK unigram terms apart from bigrams and words.

@@ -11,6 +11,7 @@ pub mod conformance;
 pub mod damage;
 pub mod layout;
 mod memory;
+pub mod namespace;
 pub mod sealed;
 
 pub use damage::{DamageHook, DamageLog, Damaged};

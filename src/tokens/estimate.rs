@@ -8,34 +8,10 @@
 //! CJK punctuation and the full-width forms. Non-CJK text is counted in UTF-16
 //! units, as the design's `String.length()` did, so an emoji weighs two units.
 
-/// True for characters that tokenizers split at roughly one to two per token.
-pub fn is_cjk(c: char) -> bool {
-    matches!(c as u32,
-        0x1100..=0x11FF       // Hangul Jamo
-        | 0x2E80..=0x2FDF     // CJK radicals, Kangxi radicals
-        | 0x3000..=0x303F     // CJK symbols and punctuation
-        | 0x3040..=0x309F     // Hiragana
-        | 0x30A0..=0x30FF     // Katakana
-        | 0x3100..=0x312F     // Bopomofo
-        | 0x3130..=0x318F     // Hangul compatibility Jamo
-        | 0x31A0..=0x31BF     // Bopomofo extended
-        | 0x31F0..=0x31FF     // Katakana phonetic extensions
-        | 0x3400..=0x4DBF     // CJK extension A
-        | 0x4E00..=0x9FFF     // CJK unified ideographs
-        | 0xA960..=0xA97F     // Hangul Jamo extended A
-        | 0xAC00..=0xD7AF     // Hangul syllables
-        | 0xD7B0..=0xD7FF     // Hangul Jamo extended B
-        | 0xF900..=0xFAFF     // CJK compatibility ideographs
-        | 0xFF00..=0xFFEF     // half-width and full-width forms
-        | 0x20000..=0x2FA1F   // CJK extensions B to F, compatibility supplement
-        | 0x30000..=0x323AF   // CJK extensions G and H
-    )
-}
-
 /// Twelfths of a token: a CJK character weighs 8 (1/1.5), a UTF-16 unit of
 /// anything else 3 (1/4), so the sum stays an exact integer.
 fn weight(c: char) -> usize {
-    if is_cjk(c) {
+    if crate::script::is_dense(c) {
         8
     } else {
         3 * c.len_utf16()

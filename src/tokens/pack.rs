@@ -32,21 +32,13 @@ use super::pretokenize::Pattern;
 use super::vocab::Vocabulary;
 use super::TokenizerId;
 use crate::error::{Error, ErrorCode, Result};
+use crate::hash::fnv1a_32;
 
 const MAGIC: &[u8; 8] = b"AMTKPACK";
 const VERSION: u8 = 2;
 const HEADER: usize = 8 + 1 + 1 + 4;
 /// Ranks are written in three bytes.
 const MAX_TOKENS: usize = 1 << 24;
-
-fn fnv1a(bytes: &[u8]) -> u32 {
-    let mut h: u32 = 0x811c_9dc5;
-    for &b in bytes {
-        h ^= b as u32;
-        h = h.wrapping_mul(0x0100_0193);
-    }
-    h
-}
 
 fn pack_error(message: impl Into<String>) -> Error {
     Error::new(ErrorCode::TokenizerPack, message)
@@ -113,7 +105,7 @@ fn write(code: u8, pairs: &[(u32, u32)]) -> Vec<u8> {
 /// Appends the checksum [`decode`] checks to a pack's body: FNV-1a of every
 /// byte before it (for a tool that edits a pack, as the fuzz target does).
 pub fn seal(mut body: Vec<u8>) -> Vec<u8> {
-    let sum = fnv1a(&body);
+    let sum = fnv1a_32(&body);
     body.extend_from_slice(&sum.to_le_bytes());
     body
 }
@@ -135,7 +127,7 @@ pub fn decode(bytes: &[u8]) -> Result<Pack> {
         other => return Err(pack_error(format!("unknown pack pattern {other}"))),
     };
     let (body, sum) = bytes.split_at(bytes.len() - 4);
-    if fnv1a(body) != u32::from_le_bytes(sum.try_into().expect("4 bytes")) {
+    if fnv1a_32(body) != u32::from_le_bytes(sum.try_into().expect("4 bytes")) {
         return Err(pack_error("pack checksum mismatch: the file is truncated or corrupted"));
     }
     let n = u32::from_le_bytes(body[10..14].try_into().expect("4 bytes")) as usize;

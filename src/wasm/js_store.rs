@@ -24,11 +24,12 @@ use wasm_bindgen::JsCast;
 
 use crate::error::{Error, ErrorCode, Result};
 use crate::ports::LocalBoxFuture;
+use crate::store::namespace::Namespace;
 use crate::store::Store;
 
 pub struct JsStore {
     adapter: JsValue,
-    prefix: String,
+    namespace: Namespace,
     timeout_ms: u32,
 }
 
@@ -48,7 +49,7 @@ impl JsStore {
                 return Err(Error::invalid(format!("storage adapter has no {m}() method")));
             }
         }
-        Ok(JsStore { adapter, prefix: format!("{namespace}/"), timeout_ms })
+        Ok(JsStore { adapter, namespace: Namespace::new(namespace), timeout_ms })
     }
 
     async fn call(&self, op: &str, args: &[JsValue]) -> Result<JsValue> {
@@ -69,7 +70,7 @@ impl JsStore {
     }
 
     async fn get_impl(&self, key: &str) -> Result<Option<String>> {
-        let v = self.call("get", &[JsValue::from_str(&format!("{}{key}", self.prefix))]).await?;
+        let v = self.call("get", &[JsValue::from_str(&self.namespace.key(key))]).await?;
         if v.is_undefined() || v.is_null() {
             return Ok(None);
         }
@@ -80,7 +81,7 @@ impl JsStore {
     fn entries(&self, op: &str, items: &[(String, String)]) -> Result<Object> {
         let obj = Object::new();
         for (k, v) in items {
-            Reflect::set(&obj, &JsValue::from_str(&format!("{}{k}", self.prefix)), &JsValue::from_str(v))
+            Reflect::set(&obj, &JsValue::from_str(&self.namespace.key(k)), &JsValue::from_str(v))
                 .map_err(|e| adapter_error(op, e))?;
         }
         Ok(obj)
@@ -96,44 +97,36 @@ impl JsStore {
             return Ok(());
         }
         for (k, v) in items {
-            self.call("put", &[JsValue::from_str(&format!("{}{k}", self.prefix)), JsValue::from_str(&v)])
-                .await?;
+            self.call("put", &[JsValue::from_str(&self.namespace.key(&k)), JsValue::from_str(&v)]).await?;
         }
         Ok(())
     }
 
     async fn delete_many_impl(&self, keys: Vec<String>) -> Result<()> {
         for k in keys {
-            self.call("delete", &[JsValue::from_str(&format!("{}{k}", self.prefix))]).await?;
+            self.call("delete", &[JsValue::from_str(&self.namespace.key(&k))]).await?;
         }
         Ok(())
     }
 
     async fn list_impl(&self, prefix: &str) -> Result<Vec<(String, String)>> {
-        let full = format!("{}{prefix}", self.prefix);
-        let listed = self.call("list", &[JsValue::from_str(&full)]).await?;
+        let listed = self.call("list", &[JsValue::from_str(&self.namespace.key(prefix))]).await?;
         let iter = js_sys::try_iter(&listed).map_err(|e| adapter_error("list", e))?.ok_or_else(|| {
             Error::storage("storage adapter list() must return an iterable of [key, value]")
         })?;
-        let mut out = Vec::new();
+        let mut pairs = Vec::new();
         for pair in iter {
             let pair = pair.map_err(|e| adapter_error("list", e))?;
             let k = Reflect::get_u32(&pair, 0).ok().and_then(|k| k.as_string());
             let v = Reflect::get_u32(&pair, 1).ok().and_then(|v| v.as_string());
-            match (k, v) {
-                (Some(k), Some(v)) if k.starts_with(&full) => {
-                    out.push((k[self.prefix.len()..].to_string(), v))
-                }
-                (Some(_), Some(_)) => {}
-                _ => {
-                    return Err(Error::storage(
-                        "storage adapter list() yielded something other than [string, string]",
-                    ))
-                }
-            }
+            let (Some(k), Some(v)) = (k, v) else {
+                return Err(Error::storage(
+                    "storage adapter list() yielded something other than [string, string]",
+                ));
+            };
+            pairs.push((k, v));
         }
-        crate::order::sort_by(&mut out, |a, b| a.0.cmp(&b.0));
-        Ok(out)
+        Ok(self.namespace.listed(prefix, pairs))
     }
 }
 
@@ -168,7 +161,7 @@ impl Store for JsStore {
                 return crate::store::read_then_write(self, check, expected, items).await;
             }
             let obj = self.entries("putManyIf", &items)?;
-            let check = JsValue::from_str(&format!("{}{check}", self.prefix));
+            let check = JsValue::from_str(&self.namespace.key(check));
             let expected = expected.map_or(JsValue::UNDEFINED, JsValue::from_str);
             let done = self.call("putManyIf", &[check, expected, obj.into()]).await?;
             done.as_bool().ok_or_else(|| Error::storage("storage adapter putManyIf() must return a boolean"))
