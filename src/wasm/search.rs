@@ -63,7 +63,10 @@ pub(crate) fn parse_search_options(options: JsValue) -> Result<(SearchOptions, O
         return Ok((SearchOptions::default(), None));
     }
     let (rest, vector) = split_field(&options, "vector")?;
-    let opts: SearchOptions = from_js(rest, "search options", SearchOptions::FIELDS)?;
+    // `vector` is taken apart (a Float32Array does not go through JSON), but
+    // a misspelt option's error names it with the rest.
+    let opts: SearchOptions =
+        from_js(rest, "search options", &[SearchOptions::FIELDS, &["vector"]].concat())?;
     Ok((opts, js_vector(&vector, "vector")?))
 }
 
