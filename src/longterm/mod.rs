@@ -29,12 +29,10 @@ use crate::entry::{MemoryEntry, Scope};
 use crate::error::{Error, ErrorCode, Result};
 use crate::longterm::dedup::DedupOptions;
 use crate::ports::clock::Clock;
-use crate::retrieval::block::long_term_block;
 use crate::retrieval::{cut_text, Bm25Params, Hit, IndexDoc, Origin, SearchIndex, SearchOptions};
 use crate::store::damage;
 use crate::store::layout::{vector_id_of, vector_key, SESSIONS_PREFIX, VECTOR_PREFIX};
 use crate::store::{DamageLog, Store};
-use crate::tokens::Tokenizer;
 use crate::working::session::LongTermBlock;
 
 /// How the long-term block of a request is chosen.
@@ -691,13 +689,11 @@ impl LongTermMemory {
 
     /// The block for a request: the user profile and this agent's memories,
     /// then past conversations other than `current_session` (whose messages
-    /// the request carries already).
+    /// the request carries already). Unfitted: the request fits it.
     pub fn block(
         &self,
-        tok: &dyn Tokenizer,
         query: &str,
         vector: Option<&[f32]>,
-        budget: u32,
         current_session: Option<&str>,
     ) -> Result<LongTermBlock> {
         let mut scopes = vec![Scope::User];
@@ -744,7 +740,7 @@ impl LongTermMemory {
             hits.iter().map(|h| (h, crate::retrieval::analyzer::analyze_query(&h.text))).collect();
         past.retain(|turn| !echoes_a_fact(turn, &facts));
         hits.extend(past);
-        Ok(long_term_block(tok, &hits, budget, self.options.user_share))
+        Ok(LongTermBlock::Hits { hits, user_share: self.options.user_share })
     }
 
     /// The user facts pinned in every request: profile and preference facts
@@ -792,18 +788,24 @@ mod tests {
     use crate::longterm::records::new_memory;
     use crate::ports::clock::ManualClock;
     use crate::ports::LocalBoxFuture;
+    use crate::retrieval::block::{fit, Fitted};
     use crate::store::MemoryStore;
     use crate::tokens::Estimate;
     use crate::working::session::LongTermSource;
     use crate::working::session::{ContextRequest, NewMessage, Session, SessionOptions};
     use futures::executor::block_on;
 
+    /// The built-in block for `query`, fitted to `budget`.
+    fn fitted(lt: &LongTermMemory, query: &str, budget: u32) -> Fitted {
+        fit(&Estimate, &lt.block(query, None, None).unwrap(), budget)
+    }
+
     /// The built-in block as a request's long-term source.
     struct BlockOf<'a>(&'a LongTermMemory);
 
     impl LongTermSource for BlockOf<'_> {
-        fn block<'a>(&'a self, query: &'a str, budget: u32) -> LocalBoxFuture<'a, Result<LongTermBlock>> {
-            let block = self.0.block(&Estimate, query, None, budget, None);
+        fn block<'a>(&'a self, query: &'a str, _budget: u32) -> LocalBoxFuture<'a, Result<LongTermBlock>> {
+            let block = self.0.block(query, None, None);
             Box::pin(async move { block })
         }
     }
@@ -815,7 +817,7 @@ mod tests {
         let options = LongTermOptions { agent_id: Some("coder".into()), ..Default::default() };
         let mut lt = block_on(LongTermMemory::open(store.clone(), clock.clone(), options)).unwrap();
         block_on(lt.remember(new_memory("Prefers Rust for systems code", Scope::User, 1))).unwrap();
-        let block = lt.block(&Estimate, "Which language for firmware?", None, 400, None).unwrap().text;
+        let block = fitted(&lt, "Which language for firmware?", 400).text;
         assert!(block.contains("Prefers Rust for systems code"), "{block}");
         // Preferences first, then importance; at most six; query hits after them.
         for i in 0..10 {
@@ -828,7 +830,7 @@ mod tests {
         block_on(lt.remember(name)).unwrap();
         block_on(lt.remember(new_memory("Agent lesson: retry on 429", Scope::Agent("coder".into()), 60)))
             .unwrap();
-        let block = lt.block(&Estimate, "camera model 9", None, 400, None).unwrap().text;
+        let block = fitted(&lt, "camera model 9", 400).text;
         let lines: Vec<&str> = block.lines().filter(|l| l.starts_with("- ")).collect();
         assert_eq!(lines[0], "- User's name is Ada");
         assert_eq!(lines[1], "- Prefers Rust for systems code");
@@ -840,7 +842,7 @@ mod tests {
         // Disabled: nothing but hits.
         let none = LongTermOptions { pinned_profile: 0, ..Default::default() };
         let bare = block_on(LongTermMemory::open(store, clock, none)).unwrap();
-        assert_eq!(bare.block(&Estimate, "Which language for firmware?", None, 400, None).unwrap().text, "");
+        assert_eq!(fitted(&bare, "Which language for firmware?", 400).text, "");
     }
 
     #[test]
@@ -850,7 +852,7 @@ mod tests {
         let mut lt = block_on(LongTermMemory::open(store, clock, LongTermOptions::default())).unwrap();
         let long = format!("Keeps a travel diary about Kyoto: {}", "temples and gardens ".repeat(500));
         block_on(lt.remember(new_memory(long, Scope::User, 1))).unwrap();
-        let block = lt.block(&Estimate, "Kyoto travel diary", None, 4_000, None).unwrap();
+        let block = fitted(&lt, "Kyoto travel diary", 4_000);
         assert!(block.text.contains("Keeps a travel diary about Kyoto"), "{}", block.text);
         assert!(block.truncated, "the fact was cut to 1,000 characters");
     }
@@ -921,7 +923,7 @@ mod tests {
         ] {
             block_on(lt.remember(new_memory(fact, Scope::User, 1))).unwrap();
         }
-        let block = |q: &str| lt.block(&Estimate, q, None, 400, None).unwrap().text;
+        let block = |q: &str| fitted(&lt, q, 400).text;
         for q in [
             "What's the weather like in Tokyo tomorrow?",
             "Can you help me write a cover letter for a marketing job?",
