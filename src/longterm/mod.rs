@@ -29,7 +29,9 @@ use crate::entry::{MemoryEntry, Scope};
 use crate::error::{Error, ErrorCode, Result};
 use crate::longterm::dedup::DedupOptions;
 use crate::ports::clock::Clock;
-use crate::retrieval::{cut_text, Bm25Params, Hit, IndexDoc, Origin, SearchIndex, SearchOptions};
+use crate::retrieval::{
+    cut_text, Bm25Params, Hit, IndexDoc, Origin, SearchCounts, SearchIndex, SearchOptions,
+};
 use crate::store::damage;
 use crate::store::layout::{vector_id_of, vector_key, SESSIONS_PREFIX, VECTOR_PREFIX};
 use crate::store::{DamageLog, Store};
@@ -101,6 +103,7 @@ pub struct LongTermMemory {
     /// the hot path, and one analysis per message can wait for a search.
     unindexed: Vec<String>,
     index: SearchIndex,
+    searches: SearchCounts,
     /// The model whose stored vectors were loaded into the index; loaded
     /// at the first hybrid search or embedding run, not at open.
     vectors_of: Option<String>,
@@ -232,6 +235,7 @@ impl LongTermMemory {
             episodes,
             unindexed: Vec::new(),
             index,
+            searches: SearchCounts::default(),
             vectors_of: None,
             store,
             damage,
@@ -453,8 +457,13 @@ impl LongTermMemory {
     }
 
     /// Facts and past conversations for a query, best first, each with its
-    /// origin.
-    pub fn search(&self, query: &str, vector: Option<&[f32]>, options: &SearchOptions) -> Result<Vec<Hit>> {
+    /// origin. Counted in the stats' searches.
+    pub fn search(
+        &mut self,
+        query: &str,
+        vector: Option<&[f32]>,
+        options: &SearchOptions,
+    ) -> Result<Vec<Hit>> {
         let confined;
         let options = match (&options.scopes, &self.options.agent_id) {
             (Some(scopes), _) => {
@@ -470,10 +479,12 @@ impl LongTermMemory {
             }
             (None, None) => options,
         };
+        let now = options.as_of.unwrap_or_else(|| self.clock.now_ms());
         let mut hits = match options.as_of {
             Some(at) => self.search_as_of(query, vector, at, options)?,
-            None => self.index.search(query, vector, self.clock.now_ms(), options)?,
+            None => self.index.search(query, vector, now, options)?,
         };
+        self.searches.record(now, options);
         for h in &mut hits {
             h.origin = Some(self.episodes.get(&h.id).map_or(Origin::Fact, |(_, origin)| origin.clone()));
             if let Some(e) = self.records.get(&h.id) {
@@ -684,14 +695,14 @@ impl LongTermMemory {
     }
 
     pub fn stats(&self) -> LongTermStats {
-        LongTermStats { long_term: self.records.stats(), searches: self.index.search_counts() }
+        LongTermStats { long_term: self.records.stats(), searches: self.searches.by_day_and_scope().clone() }
     }
 
     /// The block for a request: the user profile and this agent's memories,
     /// then past conversations other than `current_session` (whose messages
     /// the request carries already). Unfitted: the request fits it.
     pub fn block(
-        &self,
+        &mut self,
         query: &str,
         vector: Option<&[f32]>,
         current_session: Option<&str>,
@@ -796,16 +807,17 @@ mod tests {
     use futures::executor::block_on;
 
     /// The built-in block for `query`, fitted to `budget`.
-    fn fitted(lt: &LongTermMemory, query: &str, budget: u32) -> Fitted {
+    fn fitted(lt: &mut LongTermMemory, query: &str, budget: u32) -> Fitted {
         fit(&Estimate, &lt.block(query, None, None).unwrap(), budget)
     }
 
-    /// The built-in block as a request's long-term source.
-    struct BlockOf<'a>(&'a LongTermMemory);
+    /// The built-in block as a request's long-term source (a search counts
+    /// itself, and a source is shared).
+    struct BlockOf<'a>(std::cell::RefCell<&'a mut LongTermMemory>);
 
     impl LongTermSource for BlockOf<'_> {
         fn block<'a>(&'a self, query: &'a str, _budget: u32) -> LocalBoxFuture<'a, Result<LongTermBlock>> {
-            let block = self.0.block(query, None, None);
+            let block = self.0.borrow_mut().block(query, None, None);
             Box::pin(async move { block })
         }
     }
@@ -817,7 +829,7 @@ mod tests {
         let options = LongTermOptions { agent_id: Some("coder".into()), ..Default::default() };
         let mut lt = block_on(LongTermMemory::open(store.clone(), clock.clone(), options)).unwrap();
         block_on(lt.remember(new_memory("Prefers Rust for systems code", Scope::User, 1))).unwrap();
-        let block = fitted(&lt, "Which language for firmware?", 400).text;
+        let block = fitted(&mut lt, "Which language for firmware?", 400).text;
         assert!(block.contains("Prefers Rust for systems code"), "{block}");
         // Preferences first, then importance; at most six; query hits after them.
         for i in 0..10 {
@@ -830,7 +842,7 @@ mod tests {
         block_on(lt.remember(name)).unwrap();
         block_on(lt.remember(new_memory("Agent lesson: retry on 429", Scope::Agent("coder".into()), 60)))
             .unwrap();
-        let block = fitted(&lt, "camera model 9", 400).text;
+        let block = fitted(&mut lt, "camera model 9", 400).text;
         let lines: Vec<&str> = block.lines().filter(|l| l.starts_with("- ")).collect();
         assert_eq!(lines[0], "- User's name is Ada");
         assert_eq!(lines[1], "- Prefers Rust for systems code");
@@ -841,8 +853,8 @@ mod tests {
         assert_eq!(lines.iter().filter(|l| l.contains("model 9")).count(), 1, "pinned or hit, never twice");
         // Disabled: nothing but hits.
         let none = LongTermOptions { pinned_profile: 0, ..Default::default() };
-        let bare = block_on(LongTermMemory::open(store, clock, none)).unwrap();
-        assert_eq!(fitted(&bare, "Which language for firmware?", 400).text, "");
+        let mut bare = block_on(LongTermMemory::open(store, clock, none)).unwrap();
+        assert_eq!(fitted(&mut bare, "Which language for firmware?", 400).text, "");
     }
 
     #[test]
@@ -852,7 +864,7 @@ mod tests {
         let mut lt = block_on(LongTermMemory::open(store, clock, LongTermOptions::default())).unwrap();
         let long = format!("Keeps a travel diary about Kyoto: {}", "temples and gardens ".repeat(500));
         block_on(lt.remember(new_memory(long, Scope::User, 1))).unwrap();
-        let block = fitted(&lt, "Kyoto travel diary", 4_000);
+        let block = fitted(&mut lt, "Kyoto travel diary", 4_000);
         assert!(block.text.contains("Keeps a travel diary about Kyoto"), "{}", block.text);
         assert!(block.truncated, "the fact was cut to 1,000 characters");
     }
@@ -923,7 +935,7 @@ mod tests {
         ] {
             block_on(lt.remember(new_memory(fact, Scope::User, 1))).unwrap();
         }
-        let block = |q: &str| fitted(&lt, q, 400).text;
+        let block = |lt: &mut LongTermMemory, q: &str| fitted(lt, q, 400).text;
         for q in [
             "What's the weather like in Tokyo tomorrow?",
             "Can you help me write a cover letter for a marketing job?",
@@ -936,7 +948,7 @@ mod tests {
         ] {
             let best =
                 lt.search(q, None, &SearchOptions::default()).unwrap().first().map(|h| h.explain.coverage);
-            assert_eq!(block(q), "", "{q}: best coverage {best:?}");
+            assert_eq!(block(&mut lt, q), "", "{q}: best coverage {best:?}");
         }
         for (q, expect) in [
             ("Any dinner ideas? I love spicy food", "Sichuan"),
@@ -949,7 +961,7 @@ mod tests {
             ("我喜欢喝什么茶？", "乌龙茶"),
             ("作为软件工程师，我该学什么？", "上海"),
         ] {
-            assert!(block(q).contains(expect), "{q}");
+            assert!(block(&mut lt, q).contains(expect), "{q}");
         }
     }
 
@@ -1080,12 +1092,12 @@ mod tests {
             ("lt/meta/generation".into(), "7".into()),
         ]))
         .unwrap();
-        let reopened = open();
+        let mut reopened = open();
         index_matches_records(&reopened).unwrap();
         assert!(reopened.records.valid_unordered().count() > 300, "most texts are distinct memories");
         assert!(reopened.damage.list().iter().any(|d| d.key == "lt/entry/broken"));
         for query in words.iter().map(|w| w.to_string()).chain(["lantern meadow".into(), "note 17".into()]) {
-            let hits = |r: &LongTermMemory| -> Vec<(String, String)> {
+            let hits = |r: &mut LongTermMemory| -> Vec<(String, String)> {
                 let found =
                     r.search(&query, None, &SearchOptions { top_k: 1000, ..Default::default() }).unwrap();
                 let mut found: Vec<_> =
@@ -1094,7 +1106,7 @@ mod tests {
                 found.sort();
                 found
             };
-            assert_eq!(hits(&reopened), hits(&writer), "{query}");
+            assert_eq!(hits(&mut reopened), hits(&mut writer), "{query}");
         }
     }
 
@@ -1124,24 +1136,25 @@ mod tests {
             .collect();
         block_on(open().remember_many(texts)).unwrap();
         let (mut a, mut b) = (open(), open());
-        let hits = |r: &LongTermMemory, q: &str| r.search(q, None, &SearchOptions::default()).unwrap().len();
+        let hits =
+            |r: &mut LongTermMemory, q: &str| r.search(q, None, &SearchOptions::default()).unwrap().len();
         block_on(a.remember(new_memory("Lives in Lisbon", Scope::User, clock.now_ms()))).unwrap();
-        assert_eq!(hits(&b, "Lisbon"), 0, "b has not looked yet");
+        assert_eq!(hits(&mut b, "Lisbon"), 0, "b has not looked yet");
         // A write reloads what changed, and the index follows.
         block_on(b.remember(new_memory("Has two cats", Scope::User, clock.now_ms()))).unwrap();
-        assert_eq!(hits(&b, "Lisbon"), 1);
+        assert_eq!(hits(&mut b, "Lisbon"), 1);
         // An import rewriting an entry under the same id reaches the other index too.
         let mut doc = a.export();
         let lisbon = doc.entries.iter_mut().find(|e| e.content == "Lives in Lisbon").unwrap();
         lisbon.content = "Lives in Porto".into();
         block_on(a.import(doc)).unwrap();
         block_on(b.refresh()).unwrap();
-        assert_eq!((hits(&b, "Lisbon"), hits(&b, "Porto")), (0, 1));
+        assert_eq!((hits(&mut b, "Lisbon"), hits(&mut b, "Porto")), (0, 1));
         // And a supersession, caught up at a refresh.
         let porto = b.records.valid_unordered().find(|e| e.content == "Lives in Porto").unwrap().id.clone();
         block_on(a.supersede(new_memory("Lives in Braga", Scope::User, clock.now_ms()), &[porto])).unwrap();
         block_on(b.refresh()).unwrap();
-        assert_eq!((hits(&b, "Porto"), hits(&b, "Braga")), (0, 1));
+        assert_eq!((hits(&mut b, "Porto"), hits(&mut b, "Braga")), (0, 1));
         index_matches_records(&b).unwrap();
         assert_eq!(b.records.valid().len(), filler + 2);
     }
@@ -1173,7 +1186,8 @@ mod tests {
         block_on(everyone.remember(secret)).unwrap();
 
         // A new Memory on the same namespace: loaded at open, found by the query.
-        let longterm = block_on(LongTermMemory::open(store.clone(), clock.clone(), options.clone())).unwrap();
+        let mut longterm =
+            block_on(LongTermMemory::open(store.clone(), clock.clone(), options.clone())).unwrap();
         let mut session = block_on(Session::open(
             "s",
             store.clone(),
@@ -1192,7 +1206,7 @@ mod tests {
             query: Some("我喜欢用什么语言写代码? tabs or spaces in go code".into()),
             ..Default::default()
         };
-        let source = BlockOf(&longterm);
+        let source = BlockOf(std::cell::RefCell::new(&mut longterm));
         let ctx = block_on(session.build_context(&req, Some(&source))).unwrap();
         let system = &ctx.messages[0].content;
         assert!(system.contains("我喜欢用 Rust 写代码"), "{system}");
@@ -1200,9 +1214,10 @@ mod tests {
         assert!(!system.contains("Secret of another agent"), "other agents' memories stay out");
         assert!(system.find("User profile").unwrap() < system.find("Agent memory").unwrap());
 
-        let mut longterm = longterm;
         assert!(block_on(longterm.forget(&fact.id)).unwrap());
-        let ctx = block_on(session.build_context(&req, Some(&BlockOf(&longterm)))).unwrap();
+        let ctx =
+            block_on(session.build_context(&req, Some(&BlockOf(std::cell::RefCell::new(&mut longterm)))))
+                .unwrap();
         assert!(!ctx.messages[0].content.contains("我喜欢用 Rust"));
         assert!(longterm.stats().searches.values().sum::<u32>() >= 2);
     }

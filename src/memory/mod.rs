@@ -795,12 +795,13 @@ impl Memory {
     /// Runs a read after catching up with other instances' writes. When the
     /// store cannot be read at all (a disk that filled up can abort every
     /// transaction), the read answers from what this instance holds, which
-    /// includes everything it wrote, rather than failing.
-    async fn read<T>(&self, f: impl FnOnce(&LongTermMemory) -> T) -> Result<T> {
+    /// includes everything it wrote, rather than failing. Mutable: a search
+    /// counts itself in the stats.
+    async fn read<T>(&self, f: impl FnOnce(&mut LongTermMemory) -> T) -> Result<T> {
         let mut r = self.inner.longterm.lock().await;
         let _unreadable_store_serves_the_held_view = r.refresh().await;
         r.index_pending()?;
-        Ok(f(&r))
+        Ok(f(&mut r))
     }
 
     /// Runs a write under the namespace lock (taken first, then the mutex).

@@ -8,8 +8,10 @@
 //! its score breakdown (`explain`).
 //!
 //! Options in [`SearchOptions`]; the index and its search in `search_index`,
-//! the fusion of the two signals in `fusion`, the vector maths in `vector`;
-//! the long-term block a request carries in [`block`].
+//! the fusion of the two signals in `fusion`, the vector maths in `vector`,
+//! the count of searches per day in [`SearchCounts`] (kept by the index's
+//! owner: a search only reads); the long-term block a request carries in
+//! [`block`].
 
 pub mod analyzer;
 pub mod block;
@@ -19,9 +21,11 @@ mod hit;
 pub mod index;
 mod options;
 mod search_index;
+mod searches;
 mod vector;
 
 pub use hit::{cut_text, Explain, Hit, Origin};
 pub use index::Bm25Params;
 pub use options::{Decay, Fusion, SearchOptions};
 pub use search_index::{IndexDoc, SearchIndex};
+pub use searches::SearchCounts;

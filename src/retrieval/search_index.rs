@@ -2,12 +2,8 @@
 //! and the search over them (candidates, fusion, the scoring terms, MMR,
 //! per-scope caps). A search reads the index and nothing else.
 
-use std::cell::RefCell;
-use std::collections::BTreeMap;
-
 use rustc_hash::FxHashMap as HashMap;
 
-use crate::dates::utc_day;
 use crate::entry::Scope;
 use crate::error::{Error, Result};
 
@@ -54,9 +50,6 @@ pub struct SearchIndex {
     /// Set once a vector was given to a document after later ones had
     /// theirs: a hybrid search then sorts its candidates back.
     rows_out_of_doc_order: bool,
-    /// Searches per UTC day and scope (`"2024-05-01|user"`); a search only
-    /// reads the index, so this count is the one thing it changes.
-    searches: RefCell<BTreeMap<String, u32>>,
 }
 
 impl SearchIndex {
@@ -180,11 +173,6 @@ impl SearchIndex {
         }
     }
 
-    /// Search counts per day and scope.
-    pub fn search_counts(&self) -> BTreeMap<String, u32> {
-        self.searches.borrow().clone()
-    }
-
     pub fn search(
         &self,
         query: &str,
@@ -194,13 +182,6 @@ impl SearchIndex {
     ) -> Result<Vec<Hit>> {
         opts.validate()?;
         let now = opts.now.unwrap_or(now);
-        let scopes: Vec<String> = match &opts.scopes {
-            Some(s) => s.iter().map(Scope::to_string).collect(),
-            None => vec!["all".into()],
-        };
-        for s in scopes {
-            *self.searches.borrow_mut().entry(format!("{}|{s}", utc_day(now))).or_default() += 1;
-        }
         let qv = match query_vector {
             Some(v) if self.dim != 0 => {
                 if v.len() != self.dim {
@@ -499,7 +480,6 @@ mod tests {
         let per = SearchOptions { per_scope_top_k: Some(1), ..Default::default() };
         assert_eq!(r.search("mountain trail boots", None, 0, &per).unwrap().len(), 2);
         assert!(all.iter().find(|h| h.id == "agent").unwrap().explain.source_weight == 1.0);
-        assert!(r.search_counts().values().sum::<u32>() >= 5);
     }
 
     #[test]
