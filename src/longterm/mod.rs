@@ -97,8 +97,9 @@ const NEIGHBOURS: usize = 2;
 
 pub struct LongTermMemory {
     records: Records,
-    /// Past conversations in the index: turns and summaries, by index id.
-    episodes: rustc_hash::FxHashMap<String, (IndexDoc, Origin)>,
+    /// Past conversations in the index: turns and summaries (each document
+    /// says which, and of what session), by index id.
+    episodes: rustc_hash::FxHashMap<String, IndexDoc>,
     /// Turns added since the last search, indexed when one comes: `add` is
     /// the hot path, and one analysis per message can wait for a search.
     unindexed: Vec<String>,
@@ -131,7 +132,8 @@ fn echoes_a_fact(turn: &Hit, facts: &[(&Hit, Vec<String>)]) -> bool {
 const ECHO_SHARE: f64 = 0.6;
 
 /// A memory in the index: its text, and its aliases (`metadata.aliases`,
-/// words to find it by that the text does not hold) as context.
+/// words to find it by that the text does not hold) as context; its hits
+/// are facts, with their provenance.
 fn index_doc(e: &MemoryEntry) -> IndexDoc {
     IndexDoc {
         id: e.id.clone(),
@@ -142,10 +144,12 @@ fn index_doc(e: &MemoryEntry) -> IndexDoc {
         importance: e.importance,
         long_term: true,
         embedding: None,
+        origin: Some(Origin::Fact),
+        sources: e.sources.clone(),
     }
 }
 
-fn turn_doc(e: &MemoryEntry, context: Option<String>) -> IndexDoc {
+fn turn_doc(e: &MemoryEntry, context: Option<String>, origin: Origin) -> IndexDoc {
     IndexDoc {
         id: e.id.clone(),
         text: e.content.clone(),
@@ -155,6 +159,8 @@ fn turn_doc(e: &MemoryEntry, context: Option<String>) -> IndexDoc {
         importance: e.importance,
         long_term: false,
         embedding: None,
+        origin: Some(origin),
+        sources: Vec::new(),
     }
 }
 
@@ -163,7 +169,7 @@ fn turn_doc(e: &MemoryEntry, context: Option<String>) -> IndexDoc {
 async fn load_episodes(
     store: &dyn Store,
     log: &DamageLog,
-) -> Result<rustc_hash::FxHashMap<String, (IndexDoc, Origin)>> {
+) -> Result<rustc_hash::FxHashMap<String, IndexDoc>> {
     let mut sessions: std::collections::BTreeMap<String, Vec<MemoryEntry>> = Default::default();
     let mut out = rustc_hash::FxHashMap::default();
     // Keys list in position order, so each session's messages come in order.
@@ -179,7 +185,7 @@ async fn load_episodes(
             "summary" => {
                 if let Some(e) = damage::parse::<MemoryEntry>(log, &key, &json) {
                     let origin = Origin::Summary { session: session.to_string() };
-                    out.insert(e.id.clone(), (turn_doc(&e, None), origin));
+                    out.insert(e.id.clone(), turn_doc(&e, None, origin));
                 }
             }
             _ => {}
@@ -195,7 +201,7 @@ async fn load_episodes(
                 .collect::<Vec<_>>()
                 .join("\n");
             let origin = Origin::Turn { session: session.clone(), role: e.role };
-            out.insert(e.id.clone(), (turn_doc(e, Some(around).filter(|c| !c.is_empty())), origin));
+            out.insert(e.id.clone(), turn_doc(e, Some(around).filter(|c| !c.is_empty()), origin));
         }
     }
     Ok(out)
@@ -256,7 +262,7 @@ impl LongTermMemory {
             }
         }
         // In time order: ties in search break by insertion.
-        let mut episodes: Vec<&IndexDoc> = self.episodes.values().map(|(doc, _)| doc).collect();
+        let mut episodes: Vec<&IndexDoc> = self.episodes.values().collect();
         crate::order::sort_by(&mut episodes, |a, b| {
             a.timestamp.cmp(&b.timestamp).then_with(|| a.id.cmp(&b.id))
         });
@@ -268,7 +274,8 @@ impl LongTermMemory {
 
     /// Brings the index in line with the store after a change: drops what
     /// is no longer valid, re-adds what was rewritten under the same id (an
-    /// import, here or in another tab), adds what is missing. Only the
+    /// import, here or in another tab: its text or its provenance, which
+    /// hits carry), adds what is missing. Only the
     /// memories the records report changed are looked at, so one new memory
     /// costs one analysis; after a reload (another tab wrote) every memory
     /// is compared, never the past conversations rebuilt.
@@ -287,7 +294,11 @@ impl LongTermMemory {
         let is_stale = |id: &str| {
             index.contains(id)
                 && !self.episodes.contains_key(id)
-                && records.get(id).is_none_or(|e| !e.is_valid() || index.text_of(id) != Some(&e.content))
+                && records.get(id).is_none_or(|e| {
+                    !e.is_valid()
+                        || index.text_of(id) != Some(&e.content)
+                        || index.sources_of(id) != Some(e.sources.as_slice())
+                })
         };
         let stale: Vec<String> = changed.iter().filter(|id| is_stale(id)).cloned().collect();
         for id in &stale {
@@ -480,17 +491,11 @@ impl LongTermMemory {
             (None, None) => options,
         };
         let now = options.as_of.unwrap_or_else(|| self.clock.now_ms());
-        let mut hits = match options.as_of {
+        let hits = match options.as_of {
             Some(at) => self.search_as_of(query, vector, at, options)?,
             None => self.index.search(query, vector, now, options)?,
         };
         self.searches.record(now, options);
-        for h in &mut hits {
-            h.origin = Some(self.episodes.get(&h.id).map_or(Origin::Fact, |(_, origin)| origin.clone()));
-            if let Some(e) = self.records.get(&h.id) {
-                h.sources = e.sources.clone();
-            }
-        }
         Ok(hits)
     }
 
@@ -533,9 +538,8 @@ impl LongTermMemory {
         if !entry.is_chat() || self.episodes.contains_key(&entry.id) {
             return;
         }
-        let doc = turn_doc(entry, previous.map(str::to_string));
         let origin = Origin::Turn { session: session.to_string(), role: entry.role };
-        self.episodes.insert(entry.id.clone(), (doc, origin));
+        self.episodes.insert(entry.id.clone(), turn_doc(entry, previous.map(str::to_string), origin));
         self.unindexed.push(entry.id.clone());
     }
 
@@ -545,9 +549,9 @@ impl LongTermMemory {
         let gone: Vec<String> = self
             .episodes
             .iter()
-            .filter(|(_, (_, origin))| match origin {
-                Origin::Turn { session, .. } | Origin::Summary { session } => session == storage_id,
-                Origin::Fact => false,
+            .filter(|(_, doc)| match &doc.origin {
+                Some(Origin::Turn { session, .. } | Origin::Summary { session }) => session == storage_id,
+                Some(Origin::Fact) | None => false,
             })
             .map(|(id, _)| id.clone())
             .collect();
@@ -573,7 +577,7 @@ impl LongTermMemory {
             deleted.iter().any(|e| !e.content.is_empty() && context.contains(e.content.as_str()))
         };
         let mut requeued = Vec::new();
-        for (id, (doc, _)) in self.episodes.iter_mut() {
+        for (id, doc) in self.episodes.iter_mut() {
             if doc.context.as_deref().is_some_and(quoted) {
                 doc.context = None;
                 requeued.push(id.clone());
@@ -615,7 +619,7 @@ impl LongTermMemory {
     /// Indexes the turns added since the last search (call before one).
     pub fn index_pending(&mut self) -> Result<()> {
         for id in std::mem::take(&mut self.unindexed) {
-            if let Some((doc, _)) = self.episodes.get(&id) {
+            if let Some(doc) = self.episodes.get(&id) {
                 self.index.add(doc.clone())?;
             }
         }

@@ -33,7 +33,7 @@ pub struct Hit {
     pub timestamp: i64,
     pub long_term: bool,
     pub explain: Explain,
-    /// Where the hit came from, when the index's owner knows (`source`,
+    /// Where the hit came from, when its document says (`source`,
     /// `session`, `role`: a long-term fact, a session summary, a past turn).
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub origin: Option<Origin>,

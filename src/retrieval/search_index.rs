@@ -13,7 +13,7 @@ use super::fusion::{fuse, Candidate};
 use super::index::{Bm25Params, Index};
 use super::options::{Decay, SearchOptions};
 use super::vector::{dot, normalized};
-use super::{cut_text, Explain, Hit};
+use super::{cut_text, Explain, Hit, Origin};
 
 /// A document to index.
 #[derive(Debug, Clone, PartialEq)]
@@ -27,6 +27,10 @@ pub struct IndexDoc {
     pub importance: f32,
     pub long_term: bool,
     pub embedding: Option<Vec<f32>>,
+    /// What the document is, when its owner says: its hits carry it.
+    pub origin: Option<Origin>,
+    /// A fact's provenance (the messages it was drawn from): its hits carry it.
+    pub sources: Vec<String>,
 }
 
 struct Meta {
@@ -160,6 +164,12 @@ impl SearchIndex {
     pub fn text_of(&self, id: &str) -> Option<&str> {
         let n = *self.by_id.get(id)?;
         self.docs[n as usize].as_ref().map(|m| m.doc.text.as_str())
+    }
+
+    /// The provenance a document was indexed with.
+    pub fn sources_of(&self, id: &str) -> Option<&[String]> {
+        let n = *self.by_id.get(id)?;
+        self.docs[n as usize].as_ref().map(|m| m.doc.sources.as_slice())
     }
 
     pub fn remove(&mut self, id: &str) -> bool {
@@ -352,8 +362,8 @@ impl SearchIndex {
                 timestamp: m.timestamp,
                 long_term: m.long_term,
                 explain,
-                origin: None,
-                sources: Vec::new(),
+                origin: m.origin.clone(),
+                sources: m.sources.clone(),
                 cut,
             });
         }
@@ -418,6 +428,8 @@ mod tests {
             importance: 0.5,
             long_term: true,
             embedding: None,
+            origin: None,
+            sources: Vec::new(),
         }
     }
 
