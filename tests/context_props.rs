@@ -8,6 +8,7 @@ mod common;
 
 use agent_memory::budget::{BudgetOptions, TokenBudget};
 use agent_memory::error::ErrorCode;
+use agent_memory::retrieval::block::LongTermBlock;
 use agent_memory::tokens::Estimate;
 use agent_memory::working::context::{build as build_context, is_asked, total_tokens, ContextInput};
 use agent_memory::working::message::entry_tokens;
@@ -34,6 +35,7 @@ proptest! {
         let tokens: Vec<u32> = entries.iter_mut().map(|e| entry_tokens(&Estimate, e)).collect();
         let history: Vec<Item> = entries.iter().zip(&tokens).map(|(entry, &tokens)| Item { entry, tokens }).collect();
         let budget = TokenBudget::new(BudgetOptions { context_window: window, ..Default::default() }).unwrap();
+        let long_term = long_term.map(LongTermBlock::from);
         let result = build_context(ContextInput {
             tokenizer: &Estimate,
             budget: &budget,
@@ -44,7 +46,7 @@ proptest! {
             uncovered_older: 0,
             summary: summary.as_deref(),
             summary_budget,
-            long_term: long_term.as_deref(),
+            long_term: long_term.as_ref(),
             long_term_budget,
             query: query.as_deref(),
             max_window_tokens: None,

@@ -254,7 +254,7 @@ proptest! {
         let mut index = SearchIndex::new(Bm25Params::default());
         index.add(IndexDoc {
             id: "d".into(), text: doc, context: None, scope: Scope::User, timestamp: 0,
-            importance: 0.5, long_term: true, embedding: None,
+            importance: 0.5, long_term: true, embedding: None, origin: None, sources: Vec::new(),
         }).unwrap();
         let hits = index.search(&query, None, 0, &SearchOptions::default()).unwrap();
         prop_assert!(hits.len() <= 1);

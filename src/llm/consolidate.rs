@@ -424,7 +424,7 @@ async fn apply(
     }
     // Similar stored memories per candidate, with short aliases.
     let (agent_id, neighbours) = {
-        let r = longterm.lock().await;
+        let mut r = longterm.lock().await;
         let agent_id = r.agent_id().map(str::to_string);
         let mut alias = 0;
         let neighbours: Vec<Vec<(String, String, String)>> = candidates

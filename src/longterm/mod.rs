@@ -29,12 +29,12 @@ use crate::entry::{MemoryEntry, Scope};
 use crate::error::{Error, ErrorCode, Result};
 use crate::longterm::dedup::DedupOptions;
 use crate::ports::clock::Clock;
-use crate::retrieval::block::long_term_block;
-use crate::retrieval::{cut_text, Bm25Params, Hit, IndexDoc, Origin, SearchIndex, SearchOptions};
+use crate::retrieval::{
+    cut_text, Bm25Params, Hit, IndexDoc, Origin, SearchCounts, SearchIndex, SearchOptions,
+};
 use crate::store::damage;
 use crate::store::layout::{vector_id_of, vector_key, SESSIONS_PREFIX, VECTOR_PREFIX};
 use crate::store::{DamageLog, Store};
-use crate::tokens::Tokenizer;
 use crate::working::session::LongTermBlock;
 
 /// How the long-term block of a request is chosen.
@@ -97,12 +97,14 @@ const NEIGHBOURS: usize = 2;
 
 pub struct LongTermMemory {
     records: Records,
-    /// Past conversations in the index: turns and summaries, by index id.
-    episodes: rustc_hash::FxHashMap<String, (IndexDoc, Origin)>,
+    /// Past conversations in the index: turns and summaries (each document
+    /// says which, and of what session), by index id.
+    episodes: rustc_hash::FxHashMap<String, IndexDoc>,
     /// Turns added since the last search, indexed when one comes: `add` is
     /// the hot path, and one analysis per message can wait for a search.
     unindexed: Vec<String>,
     index: SearchIndex,
+    searches: SearchCounts,
     /// The model whose stored vectors were loaded into the index; loaded
     /// at the first hybrid search or embedding run, not at open.
     vectors_of: Option<String>,
@@ -130,7 +132,8 @@ fn echoes_a_fact(turn: &Hit, facts: &[(&Hit, Vec<String>)]) -> bool {
 const ECHO_SHARE: f64 = 0.6;
 
 /// A memory in the index: its text, and its aliases (`metadata.aliases`,
-/// words to find it by that the text does not hold) as context.
+/// words to find it by that the text does not hold) as context; its hits
+/// are facts, with their provenance.
 fn index_doc(e: &MemoryEntry) -> IndexDoc {
     IndexDoc {
         id: e.id.clone(),
@@ -141,10 +144,12 @@ fn index_doc(e: &MemoryEntry) -> IndexDoc {
         importance: e.importance,
         long_term: true,
         embedding: None,
+        origin: Some(Origin::Fact),
+        sources: e.sources.clone(),
     }
 }
 
-fn turn_doc(e: &MemoryEntry, context: Option<String>) -> IndexDoc {
+fn turn_doc(e: &MemoryEntry, context: Option<String>, origin: Origin) -> IndexDoc {
     IndexDoc {
         id: e.id.clone(),
         text: e.content.clone(),
@@ -154,6 +159,8 @@ fn turn_doc(e: &MemoryEntry, context: Option<String>) -> IndexDoc {
         importance: e.importance,
         long_term: false,
         embedding: None,
+        origin: Some(origin),
+        sources: Vec::new(),
     }
 }
 
@@ -162,7 +169,7 @@ fn turn_doc(e: &MemoryEntry, context: Option<String>) -> IndexDoc {
 async fn load_episodes(
     store: &dyn Store,
     log: &DamageLog,
-) -> Result<rustc_hash::FxHashMap<String, (IndexDoc, Origin)>> {
+) -> Result<rustc_hash::FxHashMap<String, IndexDoc>> {
     let mut sessions: std::collections::BTreeMap<String, Vec<MemoryEntry>> = Default::default();
     let mut out = rustc_hash::FxHashMap::default();
     // Keys list in position order, so each session's messages come in order.
@@ -178,7 +185,7 @@ async fn load_episodes(
             "summary" => {
                 if let Some(e) = damage::parse::<MemoryEntry>(log, &key, &json) {
                     let origin = Origin::Summary { session: session.to_string() };
-                    out.insert(e.id.clone(), (turn_doc(&e, None), origin));
+                    out.insert(e.id.clone(), turn_doc(&e, None, origin));
                 }
             }
             _ => {}
@@ -194,7 +201,7 @@ async fn load_episodes(
                 .collect::<Vec<_>>()
                 .join("\n");
             let origin = Origin::Turn { session: session.clone(), role: e.role };
-            out.insert(e.id.clone(), (turn_doc(e, Some(around).filter(|c| !c.is_empty())), origin));
+            out.insert(e.id.clone(), turn_doc(e, Some(around).filter(|c| !c.is_empty()), origin));
         }
     }
     Ok(out)
@@ -234,6 +241,7 @@ impl LongTermMemory {
             episodes,
             unindexed: Vec::new(),
             index,
+            searches: SearchCounts::default(),
             vectors_of: None,
             store,
             damage,
@@ -254,7 +262,7 @@ impl LongTermMemory {
             }
         }
         // In time order: ties in search break by insertion.
-        let mut episodes: Vec<&IndexDoc> = self.episodes.values().map(|(doc, _)| doc).collect();
+        let mut episodes: Vec<&IndexDoc> = self.episodes.values().collect();
         crate::order::sort_by(&mut episodes, |a, b| {
             a.timestamp.cmp(&b.timestamp).then_with(|| a.id.cmp(&b.id))
         });
@@ -266,7 +274,8 @@ impl LongTermMemory {
 
     /// Brings the index in line with the store after a change: drops what
     /// is no longer valid, re-adds what was rewritten under the same id (an
-    /// import, here or in another tab), adds what is missing. Only the
+    /// import, here or in another tab: its text or its provenance, which
+    /// hits carry), adds what is missing. Only the
     /// memories the records report changed are looked at, so one new memory
     /// costs one analysis; after a reload (another tab wrote) every memory
     /// is compared, never the past conversations rebuilt.
@@ -285,7 +294,11 @@ impl LongTermMemory {
         let is_stale = |id: &str| {
             index.contains(id)
                 && !self.episodes.contains_key(id)
-                && records.get(id).is_none_or(|e| !e.is_valid() || index.text_of(id) != Some(&e.content))
+                && records.get(id).is_none_or(|e| {
+                    !e.is_valid()
+                        || index.text_of(id) != Some(&e.content)
+                        || index.sources_of(id) != Some(e.sources.as_slice())
+                })
         };
         let stale: Vec<String> = changed.iter().filter(|id| is_stale(id)).cloned().collect();
         for id in &stale {
@@ -455,8 +468,13 @@ impl LongTermMemory {
     }
 
     /// Facts and past conversations for a query, best first, each with its
-    /// origin.
-    pub fn search(&self, query: &str, vector: Option<&[f32]>, options: &SearchOptions) -> Result<Vec<Hit>> {
+    /// origin. Counted in the stats' searches.
+    pub fn search(
+        &mut self,
+        query: &str,
+        vector: Option<&[f32]>,
+        options: &SearchOptions,
+    ) -> Result<Vec<Hit>> {
         let confined;
         let options = match (&options.scopes, &self.options.agent_id) {
             (Some(scopes), _) => {
@@ -472,16 +490,12 @@ impl LongTermMemory {
             }
             (None, None) => options,
         };
-        let mut hits = match options.as_of {
+        let now = options.as_of.unwrap_or_else(|| self.clock.now_ms());
+        let hits = match options.as_of {
             Some(at) => self.search_as_of(query, vector, at, options)?,
-            None => self.index.search(query, vector, self.clock.now_ms(), options)?,
+            None => self.index.search(query, vector, now, options)?,
         };
-        for h in &mut hits {
-            h.origin = Some(self.episodes.get(&h.id).map_or(Origin::Fact, |(_, origin)| origin.clone()));
-            if let Some(e) = self.records.get(&h.id) {
-                h.sources = e.sources.clone();
-            }
-        }
+        self.searches.record(now, options);
         Ok(hits)
     }
 
@@ -524,9 +538,8 @@ impl LongTermMemory {
         if !entry.is_chat() || self.episodes.contains_key(&entry.id) {
             return;
         }
-        let doc = turn_doc(entry, previous.map(str::to_string));
         let origin = Origin::Turn { session: session.to_string(), role: entry.role };
-        self.episodes.insert(entry.id.clone(), (doc, origin));
+        self.episodes.insert(entry.id.clone(), turn_doc(entry, previous.map(str::to_string), origin));
         self.unindexed.push(entry.id.clone());
     }
 
@@ -536,9 +549,9 @@ impl LongTermMemory {
         let gone: Vec<String> = self
             .episodes
             .iter()
-            .filter(|(_, (_, origin))| match origin {
-                Origin::Turn { session, .. } | Origin::Summary { session } => session == storage_id,
-                Origin::Fact => false,
+            .filter(|(_, doc)| match &doc.origin {
+                Some(Origin::Turn { session, .. } | Origin::Summary { session }) => session == storage_id,
+                Some(Origin::Fact) | None => false,
             })
             .map(|(id, _)| id.clone())
             .collect();
@@ -564,7 +577,7 @@ impl LongTermMemory {
             deleted.iter().any(|e| !e.content.is_empty() && context.contains(e.content.as_str()))
         };
         let mut requeued = Vec::new();
-        for (id, (doc, _)) in self.episodes.iter_mut() {
+        for (id, doc) in self.episodes.iter_mut() {
             if doc.context.as_deref().is_some_and(quoted) {
                 doc.context = None;
                 requeued.push(id.clone());
@@ -606,7 +619,7 @@ impl LongTermMemory {
     /// Indexes the turns added since the last search (call before one).
     pub fn index_pending(&mut self) -> Result<()> {
         for id in std::mem::take(&mut self.unindexed) {
-            if let Some((doc, _)) = self.episodes.get(&id) {
+            if let Some(doc) = self.episodes.get(&id) {
                 self.index.add(doc.clone())?;
             }
         }
@@ -686,18 +699,16 @@ impl LongTermMemory {
     }
 
     pub fn stats(&self) -> LongTermStats {
-        LongTermStats { long_term: self.records.stats(), searches: self.index.search_counts() }
+        LongTermStats { long_term: self.records.stats(), searches: self.searches.by_day_and_scope().clone() }
     }
 
     /// The block for a request: the user profile and this agent's memories,
     /// then past conversations other than `current_session` (whose messages
-    /// the request carries already).
+    /// the request carries already). Unfitted: the request fits it.
     pub fn block(
-        &self,
-        tok: &dyn Tokenizer,
+        &mut self,
         query: &str,
         vector: Option<&[f32]>,
-        budget: u32,
         current_session: Option<&str>,
     ) -> Result<LongTermBlock> {
         let mut scopes = vec![Scope::User];
@@ -744,7 +755,7 @@ impl LongTermMemory {
             hits.iter().map(|h| (h, crate::retrieval::analyzer::analyze_query(&h.text))).collect();
         past.retain(|turn| !echoes_a_fact(turn, &facts));
         hits.extend(past);
-        Ok(long_term_block(tok, &hits, budget, self.options.user_share))
+        Ok(LongTermBlock::Hits { hits, user_share: self.options.user_share })
     }
 
     /// The user facts pinned in every request: profile and preference facts
@@ -792,18 +803,25 @@ mod tests {
     use crate::longterm::records::new_memory;
     use crate::ports::clock::ManualClock;
     use crate::ports::LocalBoxFuture;
+    use crate::retrieval::block::{fit, Fitted};
     use crate::store::MemoryStore;
     use crate::tokens::Estimate;
     use crate::working::session::LongTermSource;
     use crate::working::session::{ContextRequest, NewMessage, Session, SessionOptions};
     use futures::executor::block_on;
 
-    /// The built-in block as a request's long-term source.
-    struct BlockOf<'a>(&'a LongTermMemory);
+    /// The built-in block for `query`, fitted to `budget`.
+    fn fitted(lt: &mut LongTermMemory, query: &str, budget: u32) -> Fitted {
+        fit(&Estimate, &lt.block(query, None, None).unwrap(), budget)
+    }
+
+    /// The built-in block as a request's long-term source (a search counts
+    /// itself, and a source is shared).
+    struct BlockOf<'a>(std::cell::RefCell<&'a mut LongTermMemory>);
 
     impl LongTermSource for BlockOf<'_> {
-        fn block<'a>(&'a self, query: &'a str, budget: u32) -> LocalBoxFuture<'a, Result<LongTermBlock>> {
-            let block = self.0.block(&Estimate, query, None, budget, None);
+        fn block<'a>(&'a self, query: &'a str, _budget: u32) -> LocalBoxFuture<'a, Result<LongTermBlock>> {
+            let block = self.0.borrow_mut().block(query, None, None);
             Box::pin(async move { block })
         }
     }
@@ -815,7 +833,7 @@ mod tests {
         let options = LongTermOptions { agent_id: Some("coder".into()), ..Default::default() };
         let mut lt = block_on(LongTermMemory::open(store.clone(), clock.clone(), options)).unwrap();
         block_on(lt.remember(new_memory("Prefers Rust for systems code", Scope::User, 1))).unwrap();
-        let block = lt.block(&Estimate, "Which language for firmware?", None, 400, None).unwrap().text;
+        let block = fitted(&mut lt, "Which language for firmware?", 400).text;
         assert!(block.contains("Prefers Rust for systems code"), "{block}");
         // Preferences first, then importance; at most six; query hits after them.
         for i in 0..10 {
@@ -828,7 +846,7 @@ mod tests {
         block_on(lt.remember(name)).unwrap();
         block_on(lt.remember(new_memory("Agent lesson: retry on 429", Scope::Agent("coder".into()), 60)))
             .unwrap();
-        let block = lt.block(&Estimate, "camera model 9", None, 400, None).unwrap().text;
+        let block = fitted(&mut lt, "camera model 9", 400).text;
         let lines: Vec<&str> = block.lines().filter(|l| l.starts_with("- ")).collect();
         assert_eq!(lines[0], "- User's name is Ada");
         assert_eq!(lines[1], "- Prefers Rust for systems code");
@@ -839,8 +857,8 @@ mod tests {
         assert_eq!(lines.iter().filter(|l| l.contains("model 9")).count(), 1, "pinned or hit, never twice");
         // Disabled: nothing but hits.
         let none = LongTermOptions { pinned_profile: 0, ..Default::default() };
-        let bare = block_on(LongTermMemory::open(store, clock, none)).unwrap();
-        assert_eq!(bare.block(&Estimate, "Which language for firmware?", None, 400, None).unwrap().text, "");
+        let mut bare = block_on(LongTermMemory::open(store, clock, none)).unwrap();
+        assert_eq!(fitted(&mut bare, "Which language for firmware?", 400).text, "");
     }
 
     #[test]
@@ -850,7 +868,7 @@ mod tests {
         let mut lt = block_on(LongTermMemory::open(store, clock, LongTermOptions::default())).unwrap();
         let long = format!("Keeps a travel diary about Kyoto: {}", "temples and gardens ".repeat(500));
         block_on(lt.remember(new_memory(long, Scope::User, 1))).unwrap();
-        let block = lt.block(&Estimate, "Kyoto travel diary", None, 4_000, None).unwrap();
+        let block = fitted(&mut lt, "Kyoto travel diary", 4_000);
         assert!(block.text.contains("Keeps a travel diary about Kyoto"), "{}", block.text);
         assert!(block.truncated, "the fact was cut to 1,000 characters");
     }
@@ -921,7 +939,7 @@ mod tests {
         ] {
             block_on(lt.remember(new_memory(fact, Scope::User, 1))).unwrap();
         }
-        let block = |q: &str| lt.block(&Estimate, q, None, 400, None).unwrap().text;
+        let block = |lt: &mut LongTermMemory, q: &str| fitted(lt, q, 400).text;
         for q in [
             "What's the weather like in Tokyo tomorrow?",
             "Can you help me write a cover letter for a marketing job?",
@@ -934,7 +952,7 @@ mod tests {
         ] {
             let best =
                 lt.search(q, None, &SearchOptions::default()).unwrap().first().map(|h| h.explain.coverage);
-            assert_eq!(block(q), "", "{q}: best coverage {best:?}");
+            assert_eq!(block(&mut lt, q), "", "{q}: best coverage {best:?}");
         }
         for (q, expect) in [
             ("Any dinner ideas? I love spicy food", "Sichuan"),
@@ -947,7 +965,7 @@ mod tests {
             ("我喜欢喝什么茶？", "乌龙茶"),
             ("作为软件工程师，我该学什么？", "上海"),
         ] {
-            assert!(block(q).contains(expect), "{q}");
+            assert!(block(&mut lt, q).contains(expect), "{q}");
         }
     }
 
@@ -1078,12 +1096,12 @@ mod tests {
             ("lt/meta/generation".into(), "7".into()),
         ]))
         .unwrap();
-        let reopened = open();
+        let mut reopened = open();
         index_matches_records(&reopened).unwrap();
         assert!(reopened.records.valid_unordered().count() > 300, "most texts are distinct memories");
         assert!(reopened.damage.list().iter().any(|d| d.key == "lt/entry/broken"));
         for query in words.iter().map(|w| w.to_string()).chain(["lantern meadow".into(), "note 17".into()]) {
-            let hits = |r: &LongTermMemory| -> Vec<(String, String)> {
+            let hits = |r: &mut LongTermMemory| -> Vec<(String, String)> {
                 let found =
                     r.search(&query, None, &SearchOptions { top_k: 1000, ..Default::default() }).unwrap();
                 let mut found: Vec<_> =
@@ -1092,7 +1110,7 @@ mod tests {
                 found.sort();
                 found
             };
-            assert_eq!(hits(&reopened), hits(&writer), "{query}");
+            assert_eq!(hits(&mut reopened), hits(&mut writer), "{query}");
         }
     }
 
@@ -1122,24 +1140,25 @@ mod tests {
             .collect();
         block_on(open().remember_many(texts)).unwrap();
         let (mut a, mut b) = (open(), open());
-        let hits = |r: &LongTermMemory, q: &str| r.search(q, None, &SearchOptions::default()).unwrap().len();
+        let hits =
+            |r: &mut LongTermMemory, q: &str| r.search(q, None, &SearchOptions::default()).unwrap().len();
         block_on(a.remember(new_memory("Lives in Lisbon", Scope::User, clock.now_ms()))).unwrap();
-        assert_eq!(hits(&b, "Lisbon"), 0, "b has not looked yet");
+        assert_eq!(hits(&mut b, "Lisbon"), 0, "b has not looked yet");
         // A write reloads what changed, and the index follows.
         block_on(b.remember(new_memory("Has two cats", Scope::User, clock.now_ms()))).unwrap();
-        assert_eq!(hits(&b, "Lisbon"), 1);
+        assert_eq!(hits(&mut b, "Lisbon"), 1);
         // An import rewriting an entry under the same id reaches the other index too.
         let mut doc = a.export();
         let lisbon = doc.entries.iter_mut().find(|e| e.content == "Lives in Lisbon").unwrap();
         lisbon.content = "Lives in Porto".into();
         block_on(a.import(doc)).unwrap();
         block_on(b.refresh()).unwrap();
-        assert_eq!((hits(&b, "Lisbon"), hits(&b, "Porto")), (0, 1));
+        assert_eq!((hits(&mut b, "Lisbon"), hits(&mut b, "Porto")), (0, 1));
         // And a supersession, caught up at a refresh.
         let porto = b.records.valid_unordered().find(|e| e.content == "Lives in Porto").unwrap().id.clone();
         block_on(a.supersede(new_memory("Lives in Braga", Scope::User, clock.now_ms()), &[porto])).unwrap();
         block_on(b.refresh()).unwrap();
-        assert_eq!((hits(&b, "Porto"), hits(&b, "Braga")), (0, 1));
+        assert_eq!((hits(&mut b, "Porto"), hits(&mut b, "Braga")), (0, 1));
         index_matches_records(&b).unwrap();
         assert_eq!(b.records.valid().len(), filler + 2);
     }
@@ -1171,7 +1190,8 @@ mod tests {
         block_on(everyone.remember(secret)).unwrap();
 
         // A new Memory on the same namespace: loaded at open, found by the query.
-        let longterm = block_on(LongTermMemory::open(store.clone(), clock.clone(), options.clone())).unwrap();
+        let mut longterm =
+            block_on(LongTermMemory::open(store.clone(), clock.clone(), options.clone())).unwrap();
         let mut session = block_on(Session::open(
             "s",
             store.clone(),
@@ -1190,7 +1210,7 @@ mod tests {
             query: Some("我喜欢用什么语言写代码? tabs or spaces in go code".into()),
             ..Default::default()
         };
-        let source = BlockOf(&longterm);
+        let source = BlockOf(std::cell::RefCell::new(&mut longterm));
         let ctx = block_on(session.build_context(&req, Some(&source))).unwrap();
         let system = &ctx.messages[0].content;
         assert!(system.contains("我喜欢用 Rust 写代码"), "{system}");
@@ -1198,9 +1218,10 @@ mod tests {
         assert!(!system.contains("Secret of another agent"), "other agents' memories stay out");
         assert!(system.find("User profile").unwrap() < system.find("Agent memory").unwrap());
 
-        let mut longterm = longterm;
         assert!(block_on(longterm.forget(&fact.id)).unwrap());
-        let ctx = block_on(session.build_context(&req, Some(&BlockOf(&longterm)))).unwrap();
+        let ctx =
+            block_on(session.build_context(&req, Some(&BlockOf(std::cell::RefCell::new(&mut longterm)))))
+                .unwrap();
         assert!(!ctx.messages[0].content.contains("我喜欢用 Rust"));
         assert!(longterm.stats().searches.values().sum::<u32>() >= 2);
     }

@@ -54,7 +54,6 @@ use crate::longterm::records::{ExportDocument, ImportReport, Remembered};
 use crate::longterm::{LongTermMemory, LongTermOptions, LongTermStats};
 use crate::ports::{Cipher, Clock, Embedder, Llm, Lock, NamedLock, Spawn};
 use crate::redact::{Patterns, Place, RedactOptions, RedactionStats, Redactor};
-use crate::retrieval::block::fence_hook_text;
 use crate::retrieval::{Hit, SearchOptions};
 use crate::store::sealed::SealedExport;
 use crate::store::{DamageHook, DamageLog, Damaged, EncryptionStats, SealedStore, Store};
@@ -658,26 +657,20 @@ impl Memory {
                 self.add(NewMessage { role: Some(Role::User), content: q, ..NewMessage::default() }).await?;
             }
         }
-        let (budget, tokenizer, session) = {
+        let (budget, session) = {
             let s = self.inner.session.lock().await;
-            (s.options().long_term_budget, s.tokenizer().clone(), s.storage_id().to_string())
+            (s.options().long_term_budget, s.storage_id().to_string())
         };
         let query = request.recall_query();
         let block = if query.is_empty() {
             None
         } else {
             Some(match &self.inner.long_term {
-                Some(hook) => self
-                    .hook_block(hook.as_ref(), query, budget)
-                    .await
-                    .map(|b| fence_hook_text(tokenizer.as_ref(), &b.text, budget)),
+                Some(hook) => self.hook_block(hook.as_ref(), query, budget).await,
                 None => match self.query_vector(query).await {
-                    Ok(vector) => self
-                        .read(|r| {
-                            r.block(tokenizer.as_ref(), query, vector.as_deref(), budget, Some(&session))
-                        })
-                        .await
-                        .and_then(|b| b),
+                    Ok(vector) => {
+                        self.read(|r| r.block(query, vector.as_deref(), Some(&session))).await.and_then(|b| b)
+                    }
                     Err(e) => Err(e),
                 },
             })
@@ -802,12 +795,13 @@ impl Memory {
     /// Runs a read after catching up with other instances' writes. When the
     /// store cannot be read at all (a disk that filled up can abort every
     /// transaction), the read answers from what this instance holds, which
-    /// includes everything it wrote, rather than failing.
-    async fn read<T>(&self, f: impl FnOnce(&LongTermMemory) -> T) -> Result<T> {
+    /// includes everything it wrote, rather than failing. Mutable: a search
+    /// counts itself in the stats.
+    async fn read<T>(&self, f: impl FnOnce(&mut LongTermMemory) -> T) -> Result<T> {
         let mut r = self.inner.longterm.lock().await;
         let _unreadable_store_serves_the_held_view = r.refresh().await;
         r.index_pending()?;
-        Ok(f(&r))
+        Ok(f(&mut r))
     }
 
     /// Runs a write under the namespace lock (taken first, then the mutex).

@@ -123,6 +123,8 @@ impl JsSearchIndex {
                 importance,
                 long_term: d.long_term.unwrap_or(true),
                 embedding: js_vector(&embedding, "embedding")?,
+                origin: None,
+                sources: Vec::new(),
             })
             .map_err(js_error)
     }

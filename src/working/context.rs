@@ -6,8 +6,9 @@
 //! into one leading system message, pinned prompt first: every provider
 //! accepts that, and some accept nothing else. The budget is the context
 //! window less the response reservation; the system text and tool
-//! definitions are counted as they are, the long-term block gets its own cap
-//! (cut by whole lines), and the conversation window gets what is left.
+//! definitions are counted as they are, the long-term block is fitted to its
+//! own cap (by [`fit`], once: whole lines, fence kept), and the conversation
+//! window gets what is left.
 
 use serde::Serialize;
 
@@ -15,7 +16,8 @@ use crate::budget::TokenBudget;
 use crate::entry::{MemoryEntry, Role};
 use crate::error::{Error, ErrorCode, Result};
 use crate::fence::defuse;
-use crate::tokens::{truncate_to_lines, truncate_to_tokens, Tokenizer, TokenizerId};
+use crate::retrieval::block::{fit, Fitted, LongTermBlock};
+use crate::tokens::{truncate_to_tokens, Tokenizer, TokenizerId};
 use crate::working::message::{text_message_tokens, ChatMessage, MESSAGE_OVERHEAD, REPLY_PRIMING};
 use crate::working::window::{assemble, Item, LeftOut, WindowRequest};
 
@@ -38,7 +40,8 @@ pub struct ContextInput<'a> {
     pub uncovered_older: u32,
     pub summary: Option<&'a str>,
     pub summary_budget: u32,
-    pub long_term: Option<&'a str>,
+    /// What long-term recall found, fitted here to what the budget leaves.
+    pub long_term: Option<&'a LongTermBlock>,
     pub long_term_budget: u32,
     /// The user's new message, appended unless the history already ends with it.
     pub query: Option<&'a str>,
@@ -69,7 +72,7 @@ pub struct ContextReport {
     /// map the request back to what they stored with these.
     pub sent_ids: Vec<String>,
     pub left_out: LeftOut,
-    /// The long-term block was cut to fit its budget.
+    /// A long-term memory that matched was cut or left out.
     pub long_term_truncated: bool,
     /// Why there is no long-term block, when its source failed.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -104,9 +107,16 @@ fn join_system(parts: &[String]) -> String {
 /// less than its parts, so the exact total of the final array is checked and
 /// the window narrowed by any overshoot (rare, and at most a few rounds).
 pub fn build(input: ContextInput) -> Result<Context> {
+    let fixed = Fixed::measure(&input)?;
+    // The block's one fitting: its budget holds its heading too, within the
+    // room the fixed parts leave. The window rounds below do not change it.
+    let heading = fixed.section_cost(input.tokenizer, LONG_TERM_HEADING);
+    let long_term = input.long_term.map_or_else(Fitted::default, |block| {
+        fit(input.tokenizer, block, input.long_term_budget.min(fixed.room).saturating_sub(heading))
+    });
     let mut cap = input.max_window_tokens;
     loop {
-        let ctx = build_once(&input, cap)?;
+        let ctx = build_once(&input, &fixed, &long_term, cap)?;
         let over = ctx.report.total.saturating_sub(ctx.report.limit);
         if over == 0 || ctx.report.recent_window == 0 {
             return Ok(ctx);
@@ -115,51 +125,91 @@ pub fn build(input: ContextInput) -> Result<Context> {
     }
 }
 
-fn build_once(input: &ContextInput, max_window_tokens: Option<u32>) -> Result<Context> {
-    let tok = input.tokenizer;
-    let opts = input.budget.options();
-    let limit = opts.context_window - opts.reserved_for_response;
-    let too_big = |what: &str, n: u32| {
-        Error::new(
-            ErrorCode::LimitExceeded,
-            format!("{what} ({n} tokens) does not fit the {limit} tokens of the context window left after the response reservation"),
-        )
-    };
+fn too_big(limit: u32, what: &str, n: u32) -> Error {
+    Error::new(
+        ErrorCode::LimitExceeded,
+        format!("{what} ({n} tokens) does not fit the {limit} tokens of the context window left after the response reservation"),
+    )
+}
 
-    // Pinned prompt and the history's own system messages, in that order.
-    let mut system_parts: Vec<String> = input.system.map(str::to_string).into_iter().collect();
-    system_parts.extend(
-        input.history.iter().filter(|i| i.entry.role == Role::System).map(|i| i.entry.content.clone()),
-    );
-    let base_system = join_system(&system_parts);
-    let system_tokens = if base_system.is_empty() { 0 } else { text_message_tokens(tok, &base_system) };
-    let tools_tokens = input.tools_json.map_or(0, |t| tok.count(t) as u32);
+/// What a request holds whatever the window: measured once per request.
+struct Fixed<'a> {
+    /// Context window less the response reservation.
+    limit: u32,
+    /// Pinned prompt and the history's own system messages, joined.
+    base_system: String,
+    system_tokens: u32,
+    tools_tokens: u32,
+    /// The history less its system messages.
+    chat: Vec<Item<'a>>,
+    /// The new message, unless the history holds it already.
+    append_query: Option<&'a str>,
+    query_tokens: u32,
+    /// The tokens of all of the above, with the reply priming.
+    fixed_tokens: u32,
+    /// What the fixed parts leave to the long-term block, summary and window.
+    room: u32,
+}
 
-    let chat: Vec<Item> = input.history.iter().filter(|i| i.entry.role != Role::System).copied().collect();
-    let append_query = input.query.filter(|q| !is_asked(chat.iter().map(|i| i.entry), q));
-    let query_tokens = append_query.map_or(0, |q| text_message_tokens(tok, q));
-    let fixed = system_tokens + tools_tokens + query_tokens + REPLY_PRIMING;
-    if fixed > limit {
-        return Err(too_big("the system prompt, tools and new message", fixed));
+impl<'a> Fixed<'a> {
+    fn measure(input: &ContextInput<'a>) -> Result<Self> {
+        let tok = input.tokenizer;
+        let opts = input.budget.options();
+        let limit = opts.context_window - opts.reserved_for_response;
+
+        // Pinned prompt and the history's own system messages, in that order.
+        let mut system_parts: Vec<String> = input.system.map(str::to_string).into_iter().collect();
+        system_parts.extend(
+            input.history.iter().filter(|i| i.entry.role == Role::System).map(|i| i.entry.content.clone()),
+        );
+        let base_system = join_system(&system_parts);
+        let system_tokens = if base_system.is_empty() { 0 } else { text_message_tokens(tok, &base_system) };
+        let tools_tokens = input.tools_json.map_or(0, |t| tok.count(t) as u32);
+
+        let chat: Vec<Item> =
+            input.history.iter().filter(|i| i.entry.role != Role::System).copied().collect();
+        let append_query = input.query.filter(|q| !is_asked(chat.iter().map(|i| i.entry), q));
+        let query_tokens = append_query.map_or(0, |q| text_message_tokens(tok, q));
+        let fixed_tokens = system_tokens + tools_tokens + query_tokens + REPLY_PRIMING;
+        if fixed_tokens > limit {
+            return Err(too_big(limit, "the system prompt, tools and new message", fixed_tokens));
+        }
+        let room = limit - fixed_tokens;
+        Ok(Fixed {
+            limit,
+            base_system,
+            system_tokens,
+            tools_tokens,
+            chat,
+            append_query,
+            query_tokens,
+            fixed_tokens,
+            room,
+        })
     }
 
-    // Separators and headings: the system message grows by these when the
-    // long-term block or the summary joins it (or becomes one if it was empty).
-    let section_cost = |heading: &str| {
+    /// Separators and headings: the system message grows by these when the
+    /// long-term block or the summary joins it (or becomes one if it was empty).
+    fn section_cost(&self, tok: &dyn Tokenizer, heading: &str) -> u32 {
         tok.count(&format!("\n\n{heading}\n")) as u32
-            + if base_system.is_empty() { MESSAGE_OVERHEAD } else { 0 }
-    };
+            + if self.base_system.is_empty() { MESSAGE_OVERHEAD } else { 0 }
+    }
+}
 
-    let room = limit - fixed;
-    let mut long_term_truncated = false;
-    let long_term = input.long_term.filter(|b| !b.trim().is_empty()).and_then(|block| {
-        let cap = input.long_term_budget.min(room).saturating_sub(section_cost(LONG_TERM_HEADING));
-        let kept = truncate_to_lines(tok, block, cap as usize);
-        long_term_truncated = kept.len() < block.len();
-        (!kept.trim().is_empty()).then_some(kept)
-    });
+fn build_once(
+    input: &ContextInput,
+    fixed: &Fixed,
+    long_term: &Fitted,
+    max_window_tokens: Option<u32>,
+) -> Result<Context> {
+    let tok = input.tokenizer;
+    let Fixed { limit, system_tokens, tools_tokens, query_tokens, room, .. } = *fixed;
+    let (chat, append_query) = (&fixed.chat, fixed.append_query);
+    let section_cost = |heading: &str| fixed.section_cost(tok, heading);
+
+    let long_term_text = Some(long_term.text.as_str()).filter(|b| !b.trim().is_empty());
     let long_term_tokens =
-        long_term.as_deref().map_or(0, |b| tok.count(b) as u32 + section_cost(LONG_TERM_HEADING));
+        long_term_text.map_or(0, |b| tok.count(b) as u32 + section_cost(LONG_TERM_HEADING));
 
     let window_room = (room - long_term_tokens).min(max_window_tokens.unwrap_or(u32::MAX));
     // The summary is fenced like the long-term block: a model wrote it from
@@ -178,21 +228,19 @@ fn build_once(input: &ContextInput, max_window_tokens: Option<u32>) -> Result<Co
     let summary_tokens = summary.as_deref().map(|s| tok.count(s) as u32 + summary_frame);
 
     let mut window = assemble(WindowRequest {
-        history: &chat,
+        history: chat,
         history_is_complete: input.history_is_complete,
         summary_tokens,
         max_window_tokens: window_room,
     });
     window.left_out.older_messages += input.uncovered_older;
 
-    let mut system_text = base_system;
-    if let Some(b) = &long_term {
-        system_parts = vec![system_text, format!("{LONG_TERM_HEADING}\n{b}")];
-        system_text = join_system(&system_parts);
+    let mut system_text = fixed.base_system.clone();
+    if let Some(b) = long_term_text {
+        system_text = join_system(&[system_text, format!("{LONG_TERM_HEADING}\n{b}")]);
     }
     if let (true, Some(s)) = (window.summary_used, summary) {
-        system_parts = vec![system_text, format!("{summary_head}\n{s}\n</summary>")];
-        system_text = join_system(&system_parts);
+        system_text = join_system(&[system_text, format!("{summary_head}\n{s}\n</summary>")]);
     }
     let mut messages = Vec::with_capacity(window.indices.len() + 2);
     if !system_text.is_empty() {
@@ -210,7 +258,7 @@ fn build_once(input: &ContextInput, max_window_tokens: Option<u32>) -> Result<Co
     if append_query.is_none() {
         if let Some(last) = chat.last().filter(|l| l.entry.role == Role::User) {
             if window.indices.last().is_none_or(|&i| chat[i].entry.id != last.entry.id) {
-                return Err(too_big("the newest message", last.tokens + fixed));
+                return Err(too_big(limit, "the newest message", last.tokens + fixed.fixed_tokens));
             }
         }
     }
@@ -240,7 +288,7 @@ fn build_once(input: &ContextInput, max_window_tokens: Option<u32>) -> Result<Co
         messages_sent: window.indices.len() as u32,
         sent_ids: window.indices.iter().map(|&i| chat[i].entry.id.clone()).collect(),
         left_out: window.left_out,
-        long_term_truncated,
+        long_term_truncated: long_term.truncated,
         long_term_error: None,
     };
     Ok(Context { messages, report })
@@ -260,7 +308,71 @@ pub fn total_tokens(tok: &dyn Tokenizer, messages: &[ChatMessage]) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::budget::BudgetOptions;
     use crate::entry::{Kind, Scope, ToolCall};
+    use crate::retrieval::block::CLOSE;
+    use crate::retrieval::{Explain, Hit};
+    use crate::tokens::Estimate;
+
+    /// A request of nothing but a long-term block of `facts` agent memories,
+    /// with `budget` tokens for the block.
+    fn block_request(facts: &LongTermBlock, budget: u32) -> Context {
+        let tokens = TokenBudget::new(BudgetOptions::default()).unwrap();
+        build(ContextInput {
+            tokenizer: &Estimate,
+            budget: &tokens,
+            system: None,
+            tools_json: None,
+            history: &[],
+            history_is_complete: true,
+            uncovered_older: 0,
+            summary: None,
+            summary_budget: 0,
+            long_term: Some(facts),
+            long_term_budget: budget,
+            query: Some("what do you know?"),
+            max_window_tokens: None,
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn a_long_term_block_cut_at_its_budget_keeps_its_fence_and_says_so() {
+        let fact = |i: u32| Hit {
+            id: i.to_string(),
+            score: 1.0,
+            text: format!("agent lesson number {i} about retries"),
+            scope: Scope::Agent("a".into()),
+            timestamp: 0,
+            long_term: true,
+            explain: Explain::default(),
+            origin: None,
+            sources: Vec::new(),
+            cut: false,
+        };
+        let facts = LongTermBlock::Hits { hits: (0..5).map(fact).collect(), user_share: 0.6 };
+        let lines = |ctx: &Context| ctx.messages[0].content.lines().filter(|l| l.starts_with("- ")).count();
+        let whole = block_request(&facts, 4_000);
+        assert_eq!((lines(&whole), whole.report.long_term_truncated), (5, false));
+        let need = whole.report.long_term;
+        // Down from what the whole block takes to less than its frame: each
+        // request within its budget, fence closed, every cut reported.
+        let mut cut_with_lines_kept = 0;
+        for budget in (0..=need).rev() {
+            let ctx = block_request(&facts, budget);
+            let r = &ctx.report;
+            assert!(r.long_term <= budget, "{} > {budget}", r.long_term);
+            if r.long_term == 0 {
+                assert!(r.long_term_truncated, "a block left out is reported");
+                continue;
+            }
+            let system = &ctx.messages[0].content;
+            assert!(system.ends_with(CLOSE) && system.matches(CLOSE).count() == 1, "{budget}: {system}");
+            assert_eq!(r.long_term_truncated, lines(&ctx) < 5, "{budget}: {system}");
+            cut_with_lines_kept += usize::from(r.long_term_truncated);
+        }
+        assert!(cut_with_lines_kept > 0, "some budget cut the block and kept part of it");
+    }
 
     fn said(role: Role, text: &str) -> MemoryEntry {
         MemoryEntry::new(text, Kind::Conversation, role, Scope::Session, 0)

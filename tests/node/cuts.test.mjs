@@ -62,6 +62,18 @@ test("a long fact that matches is in the block, and its cut is reported", async 
   assert.equal(report.longTermTruncated, true);
 });
 
+test("a long-term block cut at its budget keeps its closing tag, and the cut is reported", async () => {
+  const m = await open({ longTermBudget: 60 });
+  const facts = ["Likes green tea", "Plays the cello", "Owns two cats named Miso and Tofu", "Works as a nurse in Porto",
+    "Runs marathons in autumn", "Is allergic to peanuts"];
+  for (const content of facts) await m.remember({ content, metadata: { category: "profile" } });
+  const { messages, report } = await m.buildContext({ query: "What do you know about me?" });
+  assert.ok(report.longTerm > 0 && report.longTerm <= 60, JSON.stringify(report));
+  assert.equal(report.longTermTruncated, true);
+  assert.match(messages[0].content, /^- .+$/m, "a fact is kept");
+  assert.match(messages[0].content, /\n<\/memory>$/);
+});
+
 test("forget after supersede and undo leaves no version in the raw store or the export", async () => {
   const store = mapAdapter();
   const m = await am.Memory.open({ namespace: "n", sessionId: "s", store });

@@ -7,6 +7,7 @@ use crate::llm::governor::LlmOptions;
 use crate::llm::testing::{Reply, ScriptedLlm};
 use crate::longterm::LongTermOptions;
 use crate::ports::clock::ManualClock;
+use crate::retrieval::block::fit;
 use crate::store::{MemoryStore, Store};
 use crate::tokens::Estimate;
 use crate::working::session::{NewMessage, SessionOptions};
@@ -280,10 +281,8 @@ fn chinese_conversations_get_chinese_prompts_and_rule_fallback() {
     assert!(r.errors[0].contains("TIMEOUT"));
     assert!(llm.requests()[0].messages[0].content.contains("只输出 JSON"));
     assert_eq!(contents(&f), ["用户喜欢用 Rust 写代码"]);
-    let block = block_on(f.longterm.lock())
-        .block(&Estimate, "我喜欢用什么语言写代码?", None, 500, None)
-        .unwrap()
-        .text;
+    let found = block_on(f.longterm.lock()).block("我喜欢用什么语言写代码?", None, None).unwrap();
+    let block = fit(&Estimate, &found, 500).text;
     assert!(block.contains("用户喜欢用 Rust 写代码"), "{block}");
 }
 

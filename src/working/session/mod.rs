@@ -40,6 +40,8 @@ use crate::working::context::{self, Context};
 use crate::working::conversation::{ConversationLimits, ConversationMemory, Seq};
 use crate::working::window::Item;
 
+pub use crate::retrieval::block::LongTermBlock;
+
 /// Evicted messages a session without a model keeps in memory (the store
 /// keeps all): nothing will summarize them, so they only wait for a summary
 /// the caller commits.
@@ -136,23 +138,10 @@ impl ContextRequest {
 
 /// Where the long-term block of a request comes from. Retrieval implements it.
 pub trait LongTermSource {
-    /// Memory text relevant to `query`, at most about `budget_tokens` long
-    /// (the caller cuts it by whole lines to fit exactly).
+    /// What is relevant to `query`, about `budget_tokens` long (the
+    /// long-term budget). The request fits it to the room it has left
+    /// ([`crate::retrieval::block::fit`]), fence included.
     fn block<'a>(&'a self, query: &'a str, budget_tokens: u32) -> LocalBoxFuture<'a, Result<LongTermBlock>>;
-}
-
-/// A long-term block, and whether its source left out or cut a memory that
-/// matched (the request's report says so).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct LongTermBlock {
-    pub text: String,
-    pub truncated: bool,
-}
-
-impl From<String> for LongTermBlock {
-    fn from(text: String) -> Self {
-        LongTermBlock { text, truncated: false }
-    }
 }
 
 /// What a summary commit did.
@@ -728,13 +717,12 @@ impl Session {
             uncovered_older,
             summary: self.summary.as_ref().map(|s| s.content.as_str()),
             summary_budget: self.options.summary_budget,
-            long_term: long_term_block.as_ref().map(|b| b.text.as_str()),
+            long_term: long_term_block.as_ref(),
             long_term_budget: self.options.long_term_budget,
             query: request.query.as_deref(),
             max_window_tokens: self.options.max_window_tokens,
         })?;
         ctx.report.long_term_error = long_term_error;
-        ctx.report.long_term_truncated |= long_term_block.is_some_and(|b| b.truncated);
         Ok(ctx)
     }
 
