@@ -85,6 +85,7 @@ pub mod retrieval;
 mod seeded;
 mod semaphore;
 pub mod store;
+mod text;
 pub mod tokens;
 pub mod working;
 
