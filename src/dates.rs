@@ -2,9 +2,29 @@
 //! day a record is counted under, the date an event's text names. No time
 //! zone tables; Howard Hinnant's algorithms.
 
-pub use crate::extract::dates::{civil, Date};
-
 const DAY_MS: i64 = 86_400_000;
+
+/// A civil date (UTC).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Date {
+    pub year: i64,
+    pub month: u32,
+    pub day: u32,
+}
+
+/// Days since 1970-01-01 to a civil date (Howard Hinnant's algorithm, no
+/// time zone tables).
+pub fn civil(days: i64) -> Date {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    Date { year: yoe + era * 400 + (month <= 2) as i64, month, day }
+}
 
 /// Days since 1970-01-01 of a civil date (the inverse of [`civil`]).
 pub fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {

@@ -171,6 +171,33 @@ pub enum Temporal {
     Event,
 }
 
+/// What kind of information a memory holds (the judge prompt's five), as
+/// session end records it in `metadata.category`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Category {
+    Profile,
+    Preference,
+    Fact,
+    Task,
+    Experience,
+}
+
+impl Category {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Category::Profile => "profile",
+            Category::Preference => "preference",
+            Category::Fact => "fact",
+            Category::Task => "task",
+            Category::Experience => "experience",
+        }
+    }
+}
+
+/// Longest memory session end stores, in characters (seed 002), whether
+/// the judge or the rules drew it.
+pub const MAX_MEMORY_CHARS: usize = 200;
+
 /// One memory. Timestamps are milliseconds since the Unix epoch, kept exactly
 /// as created (also across reloads): overwriting them with "now" would make
 /// time decay treat old memories as fresh.

@@ -3,13 +3,7 @@
 //! "去年" is "2022年". A memory outlives the day it was said on; "yesterday"
 //! read a month later would be wrong.
 
-/// A civil date (UTC).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Date {
-    pub year: i64,
-    pub month: u32,
-    pub day: u32,
-}
+use crate::dates::{civil, Date};
 
 const MONTHS: [&str; 12] = [
     "January",
@@ -28,20 +22,6 @@ const MONTHS: [&str; 12] = [
 
 pub const WEEKDAYS: [&str; 7] =
     ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"];
-
-/// Days since 1970-01-01 to a civil date (Howard Hinnant's algorithm, no
-/// time zone tables).
-pub fn civil(days: i64) -> Date {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    Date { year: yoe + era * 400 + (month <= 2) as i64, month, day }
-}
 
 fn day_of(ms: i64) -> i64 {
     ms.div_euclid(86_400_000)

@@ -15,8 +15,8 @@ pub mod person;
 pub mod sentences;
 pub mod signals;
 
-use crate::entry::Role;
-use crate::llm::parse::{truncate_chars, Category, MAX_MEMORY_CHARS};
+use crate::entry::{Category, Role, MAX_MEMORY_CHARS};
+use crate::text::truncate_chars;
 use sentences::{is_question, sentences};
 
 /// Sentences scoring at least this are kept: on the dev split, where

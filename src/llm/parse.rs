@@ -5,57 +5,35 @@
 
 use serde_json::Value;
 
-use crate::entry::Temporal;
+use crate::entry::{Category, Temporal, MAX_MEMORY_CHARS};
+use crate::text::truncate_chars;
 
-/// Longest memory the judge may store, in characters (seed 002).
-pub const MAX_MEMORY_CHARS: usize = 200;
 /// Memories one judge answer may add: a batch of conversation holds a few
 /// dozen facts at most, and an answer listing thousands (a runaway or
 /// hostile model) would hold the namespace lock while each is deduplicated.
 pub const MAX_JUDGED_MEMORIES: usize = 64;
 
-/// What kind of information a memory holds (the judge prompt's five).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Category {
-    Profile,
-    Preference,
-    Fact,
-    Task,
-    Experience,
+/// The category a model named, under any of the names models use for it.
+fn category_named(s: &str) -> Option<Category> {
+    Some(match s.trim().to_ascii_lowercase().as_str() {
+        "profile" | "identity" | "personal" => Category::Profile,
+        "preference" | "preferences" | "like" | "habit" => Category::Preference,
+        "fact" | "facts" | "knowledge" | "event" => Category::Fact,
+        "task" | "tasks" | "goal" | "plan" | "todo" => Category::Task,
+        "experience" | "lesson" | "feedback" => Category::Experience,
+        _ => return None,
+    })
 }
 
-impl Category {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Category::Profile => "profile",
-            Category::Preference => "preference",
-            Category::Fact => "fact",
-            Category::Task => "task",
-            Category::Experience => "experience",
-        }
-    }
-
-    fn parse(s: &str) -> Option<Category> {
-        Some(match s.trim().to_ascii_lowercase().as_str() {
-            "profile" | "identity" | "personal" => Category::Profile,
-            "preference" | "preferences" | "like" | "habit" => Category::Preference,
-            "fact" | "facts" | "knowledge" | "event" => Category::Fact,
-            "task" | "tasks" | "goal" | "plan" | "todo" => Category::Task,
-            "experience" | "lesson" | "feedback" => Category::Experience,
-            _ => return None,
-        })
-    }
-
-    /// The middle of the prompt's importance range, used when the model
-    /// gave none.
-    fn default_importance(self) -> f32 {
-        match self {
-            Category::Profile => 0.8,
-            Category::Preference => 0.7,
-            Category::Fact => 0.5,
-            Category::Task => 0.4,
-            Category::Experience => 0.6,
-        }
+/// The middle of the prompt's importance range for a category, used when
+/// the model gave none.
+fn default_importance(category: Category) -> f32 {
+    match category {
+        Category::Profile => 0.8,
+        Category::Preference => 0.7,
+        Category::Fact => 0.5,
+        Category::Task => 0.4,
+        Category::Experience => 0.6,
     }
 }
 
@@ -146,15 +124,6 @@ fn balanced_end(s: &[u8]) -> Option<usize> {
     None
 }
 
-/// Cuts to `max` characters at a character boundary, trimmed.
-pub fn truncate_chars(s: &str, max: usize) -> String {
-    let s = s.trim();
-    match s.char_indices().nth(max) {
-        Some((i, _)) => s[..i].trim_end().to_string(),
-        None => s.to_string(),
-    }
-}
-
 /// A number, or a number written as a string (`"0.8"`), read as JSON reads
 /// numbers: `str::parse::<f64>` would link a second float parser, 10 KB of
 /// tables, into the wasm.
@@ -172,7 +141,7 @@ fn importance(v: Option<&Value>, category: Category) -> f32 {
     match v.and_then(number).filter(|n| n.is_finite() && *n > 0.0) {
         Some(n) if n <= 1.0 => n as f32,
         Some(n) => (n.min(10.0) / 10.0) as f32,
-        None => category.default_importance(),
+        None => default_importance(category),
     }
 }
 
@@ -218,7 +187,7 @@ pub fn parse_judge(
             }
             let field = |k: &str| o.and_then(|o| o.get(k));
             let category =
-                field("category").and_then(Value::as_str).and_then(Category::parse).unwrap_or(Category::Fact);
+                field("category").and_then(Value::as_str).and_then(category_named).unwrap_or(Category::Fact);
             let layer = match field("scope").and_then(Value::as_str).map(|s| s.trim().to_ascii_lowercase()) {
                 Some(s) if s == "agent" || s.starts_with("agent:") => Layer::Agent,
                 Some(s) if s == "user" => Layer::User,
@@ -424,12 +393,6 @@ mod tests {
             parse_judge(r#"{"content": "User is a nurse", "category": "profile"}"#, |_| None).unwrap().len(),
             1
         );
-    }
-
-    #[test]
-    fn truncates_at_character_boundaries() {
-        assert_eq!(truncate_chars("我喜欢用Rust写代码", 3), "我喜欢");
-        assert_eq!(truncate_chars(" ab ", 10), "ab");
     }
 
     #[test]

@@ -69,7 +69,7 @@ mod tests {
             ["User's name is Ada and they prefer Rust for backend work", "User's flight is on May 3rd"]
         );
         assert_eq!(c[0].sources, [batch[1].0.id.clone()]);
-        assert_eq!(c[0].category, crate::llm::parse::Category::Profile);
+        assert_eq!(c[0].category, crate::entry::Category::Profile);
     }
 
     #[test]

@@ -9,11 +9,32 @@
 //! a handful of comparisons, not a parse of every memory stored.
 
 use rustc_hash::FxHashMap as HashMap;
+use serde::Serialize;
 
 use crate::entry::MemoryEntry;
-use crate::longterm::dedup::{may_relate, relation_of, Change, DedupOptions, Fingerprint, Probe, Relation};
+use crate::longterm::dedup::{
+    may_relate, relation_of, Change, DedupOptions, Fingerprint, Probe, Relation, Similarity,
+};
 use crate::longterm::log::View;
-use crate::longterm::records::Remembered;
+
+/// What happened to a memory handed to `remember`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase", tag = "outcome")]
+pub enum Remembered {
+    /// Stored as new.
+    Stored { entry: MemoryEntry },
+    /// Stored, and it replaced memories it updates: a more complete version
+    /// (no `change`), or one whose number, date, name or polarity differs
+    /// (`change` says which; the old ones stay in `history`).
+    Superseded {
+        entry: MemoryEntry,
+        superseded: Vec<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        change: Option<Change>,
+    },
+    /// Not stored: an existing memory already says it.
+    Duplicate { existing: MemoryEntry, similarity: Similarity },
+}
 
 /// What remembering a list of memories does: an outcome per memory (a
 /// supersession's is set once it is written), the memories new to the

@@ -1,6 +1,8 @@
 //! The ports through which the core reaches the outside world. Each has a
 //! native implementation for tests and a JS-backed one in the binding layer,
-//! so the logic that uses them never sees a JS type.
+//! so the logic that uses them never sees a JS type. Two ports live with
+//! their implementations: `Store` in [`crate::store`] (a layer above this
+//! one: docs/architecture.md, "Layers") and `Tokenizer` in [`crate::tokens`].
 //!
 //! Futures are `!Send` on purpose: wasm is single-threaded and JS promises
 //! cannot cross threads.
@@ -18,8 +20,6 @@ pub mod clock;
 pub mod lock;
 pub mod spawn;
 
-pub use crate::store::Store;
-pub use crate::tokens::Tokenizer;
 pub use cipher::Cipher;
 pub use clock::Clock;
 pub use lock::{Lock, LockGuard, NamedLock};

@@ -12,7 +12,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 
-use super::memory::JsSpawn;
+use super::spawn::JsSpawn;
 use super::JsClock;
 use crate::error::{Error, Result};
 use crate::ports::lock::{LingeringLocks, LocalLocks, Lock, LockGuard};

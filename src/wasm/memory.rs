@@ -19,6 +19,7 @@ use super::llm::{aborted, parse_llm_option};
 use super::locks::realm_locks;
 use super::redact::parse_redact;
 use super::search::parse_search_options;
+use super::spawn::JsSpawn;
 use super::tokenizer::JsTokenizer;
 use super::types::{JsContextRequest, JsMemoryOptions, JsMessageInput, JsSessionUsage, JsUsageReport};
 use super::types::{JsEndSessionOptions, JsEntryInput, JsSearchOptions};
@@ -28,7 +29,7 @@ use crate::entry::Scope;
 use crate::error::{Error, ErrorCode, Result};
 use crate::longterm::records::ExportDocument;
 use crate::memory::{self, Memory, MemoryOptions, Ports};
-use crate::ports::{LocalBoxFuture, Spawn};
+use crate::ports::LocalBoxFuture;
 use crate::store::sealed::{SealedExport, SEALED_EXPORT_FORMAT};
 use crate::store::{Damaged, MemoryStore, Store};
 use crate::tokens::Estimate;
@@ -53,15 +54,6 @@ impl LongTermSource for JsLongTerm {
                 out.as_string().ok_or_else(|| Error::invalid("the long-term hook must return a string"))?;
             Ok(text.into())
         })
-    }
-}
-
-/// The `Spawn` port on the JS event loop.
-pub(super) struct JsSpawn;
-
-impl Spawn for JsSpawn {
-    fn spawn(&self, task: LocalBoxFuture<'static, ()>) {
-        wasm_bindgen_futures::spawn_local(task);
     }
 }
 

@@ -17,6 +17,7 @@ mod locks;
 mod memory;
 mod redact;
 mod search;
+mod spawn;
 mod tokenizer;
 mod types;
 

@@ -34,6 +34,7 @@ use crate::ports::clock::Clock;
 use crate::store::{DamageLog, Store};
 
 pub use crate::longterm::log::fold::SUPERSEDES;
+pub use crate::longterm::plan::Remembered;
 /// Version of the export document format.
 pub const EXPORT_VERSION: u32 = 1;
 /// Default TTL of processed-message hashes: 7 days.
@@ -47,25 +48,6 @@ pub enum Changes {
     All,
     /// These ids, in the order they changed (each once).
     Ids(Vec<String>),
-}
-
-/// What happened to a memory handed to `remember`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase", tag = "outcome")]
-pub enum Remembered {
-    /// Stored as new.
-    Stored { entry: MemoryEntry },
-    /// Stored, and it replaced memories it updates: a more complete version
-    /// (no `change`), or one whose number, date, name or polarity differs
-    /// (`change` says which; the old ones stay in `history`).
-    Superseded {
-        entry: MemoryEntry,
-        superseded: Vec<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        change: Option<Change>,
-    },
-    /// Not stored: an existing memory already says it.
-    Duplicate { existing: MemoryEntry, similarity: Similarity },
 }
 
 /// Counts for observability.
