@@ -27,6 +27,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "tokens",
             "dates",
             "text",
+            "script",
             "hash",
             "order",
             "base64",
@@ -50,7 +51,7 @@ const MAX_LINES: usize = 800;
 
 /// Files over [`MAX_LINES`] that are being split on other branches: told,
 /// not failed. An entry that is no longer over the limit fails: remove it.
-const SPLIT_ELSEWHERE: &[&str] = &["src/retrieval/mod.rs", "src/memory/mod.rs"];
+const SPLIT_ELSEWHERE: &[&str] = &["src/memory/mod.rs"];
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
