@@ -1,6 +1,6 @@
 //! A counting semaphore for one thread (wasm has no other kind of
-//! waiting): caps the host calls in flight, the model's and the embedder's,
-//! and gives each its deadline ([`Semaphore::call_within`]).
+//! waiting): caps the host calls in flight, the model's and the embedder's;
+//! each has its deadline on the clock ([`crate::ports::clock::call_within`]).
 
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
@@ -17,25 +17,6 @@ pub struct Permit<'a>(&'a Semaphore);
 impl Semaphore {
     pub fn new(permits: u32) -> Self {
         Semaphore { free: Cell::new(permits), waiters: RefCell::default() }
-    }
-
-    /// The call `start` makes once a permit is free (a hook is called
-    /// only then), abandoned once `timeout_ms` have passed on `clock`
-    /// (`None`): a hook that hangs holds its permit only until then. The
-    /// call is polled first: an answer that is ready wins over a timer that
-    /// is ready too.
-    pub async fn call_within<F: std::future::Future>(
-        &self,
-        clock: &dyn crate::ports::Clock,
-        timeout_ms: u32,
-        start: impl FnOnce() -> F,
-    ) -> Option<F::Output> {
-        let _permit = self.acquire().await;
-        let call = std::pin::pin!(start());
-        match futures::future::select(call, clock.sleep(timeout_ms)).await {
-            futures::future::Either::Left((out, _)) => Some(out),
-            futures::future::Either::Right(((), _abandoned)) => None,
-        }
     }
 
     pub async fn acquire(&self) -> Permit<'_> {

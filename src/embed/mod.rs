@@ -13,6 +13,7 @@ use std::rc::Rc;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, ErrorCode, Result};
+use crate::ports::clock::call_within;
 use crate::ports::{Clock, Embedder};
 use crate::semaphore::Semaphore;
 
@@ -106,7 +107,7 @@ impl Embedding {
     async fn call(&self, batch: &[String]) -> Result<Vec<Vec<f32>>> {
         let call = || self.embedder.embed(batch.to_vec());
         let Some(vectors) =
-            self.permits.call_within(self.clock.as_ref(), self.options.timeout_ms, call).await
+            call_within(&self.permits, self.clock.as_ref(), self.options.timeout_ms, call).await
         else {
             self.stats.borrow_mut().timeouts += 1;
             return Err(Error::new(

@@ -11,7 +11,7 @@ use std::rc::Rc;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, ErrorCode, Result};
-use crate::ports::clock::Clock;
+use crate::ports::clock::{call_within, Clock};
 use crate::ports::{Llm, LlmRequest, LlmResponse};
 use crate::semaphore::Semaphore;
 use crate::tokens::Tokenizer;
@@ -179,7 +179,7 @@ impl Governor {
             let call = || self.llm.complete(request.clone());
             // `None` in the error: the call timed out.
             let outcome =
-                match self.permits.call_within(self.clock.as_ref(), self.options.timeout_ms, call).await {
+                match call_within(&self.permits, self.clock.as_ref(), self.options.timeout_ms, call).await {
                     Some(result) => result.map_err(Some),
                     None => Err(None),
                 };

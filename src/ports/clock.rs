@@ -4,12 +4,32 @@
 use std::cell::Cell;
 
 use crate::ports::LocalBoxFuture;
+use crate::semaphore::Semaphore;
 
 pub trait Clock {
     /// Milliseconds since the Unix epoch.
     fn now_ms(&self) -> i64;
     /// Resolves after `ms` milliseconds (retry backoff, timeouts).
     fn sleep(&self, ms: u32) -> LocalBoxFuture<'_, ()>;
+}
+
+/// The call `start` makes once a permit of `permits` is free (a hook is
+/// called only then), abandoned once `timeout_ms` have passed on `clock`
+/// (`None`): a hook that hangs holds its permit only until then. The
+/// call is polled first: an answer that is ready wins over a timer that
+/// is ready too.
+pub async fn call_within<F: std::future::Future>(
+    permits: &Semaphore,
+    clock: &dyn Clock,
+    timeout_ms: u32,
+    start: impl FnOnce() -> F,
+) -> Option<F::Output> {
+    let _permit = permits.acquire().await;
+    let call = std::pin::pin!(start());
+    match futures::future::select(call, clock.sleep(timeout_ms)).await {
+        futures::future::Either::Left((out, _)) => Some(out),
+        futures::future::Either::Right(((), _abandoned)) => None,
+    }
 }
 
 /// The system's clock (native builds and the WASI component; the JS
