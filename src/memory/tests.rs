@@ -11,13 +11,19 @@ use futures::task::LocalSpawnExt;
 
 use super::*;
 use crate::entry::{Kind, Role};
+use crate::entry::{MemoryEntry, Scope};
+use crate::llm::compress;
+use crate::llm::outbox::OutboxRecord;
 use crate::llm::testing::{Reply, ScriptedLlm};
 use crate::longterm::records::new_memory;
+use crate::longterm::records::Remembered;
 use crate::ports::clock::SteppedClock;
 use crate::ports::lock::LocalLocks;
 use crate::ports::LocalBoxFuture;
+use crate::retrieval::{Hit, SearchOptions};
 use crate::store::MemoryStore;
 use crate::tokens::Estimate;
+use crate::working::session::{ContextRequest, LongTermBlock, NewMessage};
 
 struct PoolSpawner(LocalSpawner);
 
