@@ -45,6 +45,8 @@ mod tests;
 mod transfer;
 mod working;
 
+pub use transfer::ImportDocument;
+
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
