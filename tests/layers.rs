@@ -49,10 +49,6 @@ const LAYERS: &[(&str, &[&str])] = &[
 /// The longest a source file outside the tests may be, in lines.
 const MAX_LINES: usize = 800;
 
-/// Files over [`MAX_LINES`] that are being split on other branches: told,
-/// not failed. An entry that is no longer over the limit fails: remove it.
-const SPLIT_ELSEWHERE: &[&str] = &["src/memory/mod.rs"];
-
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
@@ -572,7 +568,6 @@ fn no_source_file_over_800_lines() {
     let mut paths = Vec::new();
     rust_files(&root().join("src"), &mut paths);
     rust_files(&root().join("component/src"), &mut paths);
-    let mut over = Vec::new();
     let mut problems = Vec::new();
     for path in paths {
         let rel = relative(&path);
@@ -580,24 +575,14 @@ fn no_source_file_over_800_lines() {
             continue;
         }
         let lines = fs::read_to_string(&path).unwrap().lines().count();
-        match (lines > MAX_LINES, SPLIT_ELSEWHERE.contains(&rel.as_str())) {
-            (true, false) => problems.push(format!("{rel}: {lines} lines")),
-            (true, true) => over.push(format!("{rel}: {lines} lines")),
-            (false, true) => {
-                problems.push(format!("{rel}: {lines} lines, no longer over: remove it from SPLIT_ELSEWHERE"))
-            }
-            (false, false) => {}
+        if lines > MAX_LINES {
+            problems.push(format!("{rel}: {lines} lines"));
         }
-    }
-    if !over.is_empty() {
-        eprintln!("over {MAX_LINES} lines, being split on other branches:\n  {}", over.join("\n  "));
     }
     assert!(
         problems.is_empty(),
-        "source files over {MAX_LINES} lines (split each by idea, or move its tests to a tests.rs):\n  {}\n\
-         (over too, being split on other branches: {})",
-        problems.join("\n  "),
-        over.join(", ")
+        "source files over {MAX_LINES} lines (split each by idea, or move its tests to a tests.rs):\n  {}",
+        problems.join("\n  ")
     );
 }
 

@@ -235,9 +235,7 @@ impl api::GuestMemory for MemoryResource {
     }
 
     fn import_memories(&self, document: String) -> Result<ImportReport, Error> {
-        let doc = serde_json::from_str(&document)
-            .map_err(|e| error(engine::Error::invalid(format!("not an export document: {e}"))))?;
-        let r = run(self.0.import(doc)).map_err(error)?;
+        let r = run(self.0.import_json(&document)).map_err(error)?;
         Ok(ImportReport { added: r.added, updated: r.updated, unchanged: r.unchanged })
     }
 }

@@ -61,6 +61,18 @@ impl Default for ExtractOptions {
     }
 }
 
+impl ExtractOptions {
+    /// The options as a host gives them: the threshold, when given, must be
+    /// a finite number.
+    pub fn new(user_name: Option<String>, threshold: Option<f64>) -> crate::error::Result<ExtractOptions> {
+        let threshold = threshold.unwrap_or(THRESHOLD);
+        if !threshold.is_finite() {
+            return Err(crate::error::Error::invalid("threshold must be a finite number"));
+        }
+        Ok(ExtractOptions { user_name, threshold })
+    }
+}
+
 fn category(text: &str) -> Category {
     let lower = format!(" {} ", text.to_lowercase().replace('\u{2019}', "'"));
     let any = |words: &[&str]| words.iter().any(|w| lower.contains(w));

@@ -3,13 +3,15 @@
 //! pure: governed calls ([`governor`]), prompts in English and Chinese
 //! ([`prompts`]), tolerant parsing of answers ([`parse`]), the rule judge
 //! that stands in when the model fails ([`rules`]), map-reduce compression
-//! ([`compress`]), session-end consolidation ([`consolidate`]) and the
-//! durable record of unfinished work ([`outbox`]).
+//! ([`compress`]), session-end consolidation ([`consolidate`]), the
+//! durable record of unfinished work ([`outbox`]) and the OpenAI-compatible
+//! wire format every binding speaks ([`openai`]).
 
 pub mod compress;
 pub mod consolidate;
 pub mod governor;
 pub mod lease;
+pub mod openai;
 pub mod outbox;
 pub mod parse;
 pub mod prompts;

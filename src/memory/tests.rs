@@ -11,13 +11,19 @@ use futures::task::LocalSpawnExt;
 
 use super::*;
 use crate::entry::{Kind, Role};
+use crate::entry::{MemoryEntry, Scope};
+use crate::llm::compress;
+use crate::llm::outbox::OutboxRecord;
 use crate::llm::testing::{Reply, ScriptedLlm};
 use crate::longterm::records::new_memory;
+use crate::longterm::records::Remembered;
 use crate::ports::clock::SteppedClock;
 use crate::ports::lock::LocalLocks;
 use crate::ports::LocalBoxFuture;
+use crate::retrieval::{Hit, SearchOptions};
 use crate::store::MemoryStore;
 use crate::tokens::Estimate;
+use crate::working::session::{ContextRequest, LongTermBlock, NewMessage};
 
 struct PoolSpawner(LocalSpawner);
 
@@ -1437,4 +1443,21 @@ fn a_question_in_other_words_finds_the_fact_and_its_echo_stays_out() {
     assert!(system.contains("User has a golden retriever called Biscuit"), "{system}");
     assert!(!system.contains("I'll keep in mind"), "the echo of a fact in the block stays out: {system}");
     assert_eq!(system.matches("What's my dog's name?").count(), 0, "the current message is not recalled");
+}
+
+#[test]
+fn import_tells_a_sealed_document_from_a_plain_one() {
+    let mut w = World::new();
+    let m = w.open("s", None);
+    w.run(async {
+        m.remember(fact("Lives in Lisbon")).await.unwrap();
+        let plain = serde_json::to_string(&m.export().await.unwrap()).unwrap();
+        let report = m.import_json(&plain).await.unwrap();
+        assert_eq!((report.added, report.unchanged), (0, 1));
+        let sealed = r#"{"format": "agent-memory-sealed", "version": 1, "sealed": "amenc1.00.AAAA"}"#;
+        assert_eq!(m.import_json(sealed).await.unwrap_err().code, ErrorCode::Decryption, "no key here");
+        for bad in ["{not json", r#"{"format": "agent-memory-sealed"}"#, "[]"] {
+            assert_eq!(m.import_json(bad).await.unwrap_err().code, ErrorCode::InvalidInput, "{bad}");
+        }
+    });
 }

@@ -31,6 +31,22 @@ impl Default for Bm25Params {
     }
 }
 
+impl Bm25Params {
+    /// Parameters BM25 is defined for: `k1` >= 0, `b` in [0, 1], a context
+    /// weight >= 0.
+    pub fn validate(&self) -> crate::error::Result<()> {
+        if self.k1.is_finite()
+            && self.k1 >= 0.0
+            && (0.0..=1.0).contains(&self.b)
+            && self.context_weight >= 0.0
+        {
+            Ok(())
+        } else {
+            Err(crate::error::Error::invalid("k1 must be >= 0, b in [0, 1], contextWeight >= 0"))
+        }
+    }
+}
+
 /// A document's lexical match for a query.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Scored {

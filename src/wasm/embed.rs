@@ -1,23 +1,25 @@
 //! The `Embedder` port for JS, two ways in, like the LLM's:
 //!
 //! 1. `{ endpoint, model, fetch, headers }`: an OpenAI-compatible
-//!    `/embeddings` request (`{ model, input: texts }`) through the host's
-//!    `fetch` (default: the global one), reading `data[i].embedding`;
+//!    `/embeddings` request (`{ model, input: texts }`, built and read by
+//!    [`crate::llm::openai`]) through the host's `fetch` (default: the
+//!    global one);
 //! 2. a plain `async (texts) => Float32Array[] | number[][]` function,
 //!    with `embedModel` naming the model its vectors come from.
 //!
 //! `embedOptions` ({ batchSize, concurrency, timeoutMs }) govern both; the
 //! core does the batching, the cap and the timeout.
 
-use js_sys::{Array, Function, Object, Reflect};
+use js_sys::{Array, Function};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use super::llm::{abort_controller, default_fetch, get, post_json, AbortOnDrop, HttpError, HttpReply};
+use super::llm::{abort_controller, default_fetch, get, post_json, AbortOnDrop, HttpError};
 use super::search::js_vector;
 use super::{describe, from_js, js_string, settle, shallow_copy, take_field};
 use crate::embed::EmbedOptions;
 use crate::error::{Error, ErrorCode, Result};
+use crate::llm::openai;
 use crate::ports::{Embedder, LocalBoxFuture};
 
 enum Transport {
@@ -100,45 +102,17 @@ impl JsEmbedder {
         headers: &JsValue,
         texts: &[String],
     ) -> Result<Vec<Vec<f32>>> {
-        let body = Object::new();
-        let set = |k: &str, v: &JsValue| Reflect::set(&body, &k.into(), v).map_err(failed);
-        set("model", &JsValue::from_str(model))?;
-        set("input", &texts.iter().map(|t| JsValue::from_str(t)).collect::<Array>())?;
+        let body = openai::embeddings_body(model, texts);
         // A call the core abandons (its timeout) is dropped: the request stops.
         let mut guard = AbortOnDrop { controller: abort_controller()?, finished: false };
         let signal = get(&guard.controller, "signal");
         let reply = post_json(fetch, endpoint, headers, &body, &signal).await;
         guard.finished = true;
-        let HttpReply { status, text, .. } = reply.map_err(|e| match e {
+        let reply = reply.map_err(|e| match e {
             HttpError::Network(e) => failed(e),
             HttpError::NotAResponse => Error::new(ErrorCode::Embedder, "fetch did not return a Response"),
         })?;
-        if !(200.0..300.0).contains(&status) {
-            let snippet: String = text.chars().take(300).collect();
-            return Err(Error::new(
-                ErrorCode::Embedder,
-                format!("HTTP {status} from the embeddings endpoint: {snippet}"),
-            ));
-        }
-        let json = js_sys::JSON::parse(&text).map_err(|_| {
-            Error::new(ErrorCode::Embedder, "the embeddings endpoint answered with invalid JSON")
-        })?;
-        let data = Reflect::get(&json, &"data".into()).map_err(failed)?;
-        if !Array::is_array(&data) {
-            return Err(Error::new(ErrorCode::Embedder, "the embeddings response has no `data` array"));
-        }
-        // OpenAI returns `index` per item; order by it rather than trust the array order.
-        let mut items: Vec<(f64, JsValue)> = Array::from(&data)
-            .iter()
-            .enumerate()
-            .map(|(i, d)| {
-                let index =
-                    Reflect::get(&d, &"index".into()).ok().and_then(|v| v.as_f64()).unwrap_or(i as f64);
-                (index, Reflect::get(&d, &"embedding".into()).unwrap_or(JsValue::UNDEFINED))
-            })
-            .collect();
-        crate::order::sort_by(&mut items, |a, b| a.0.total_cmp(&b.0));
-        vectors(&items.into_iter().map(|(_, v)| v).collect::<Array>())
+        openai::embeddings_answer(reply.answer())
     }
 }
 

@@ -73,10 +73,7 @@ pub fn extract_memories(
     } else {
         from_js(options, "extract options", &["userName", "threshold"])?
     };
-    let threshold = options.threshold.unwrap_or(crate::extract::THRESHOLD);
-    if !threshold.is_finite() {
-        return Err(crate::error::Error::invalid("threshold must be a finite number").into());
-    }
+    let options = ExtractOptions::new(options.user_name, options.threshold)?;
     let now = now_ms();
     let ids: Vec<String> =
         messages.iter().enumerate().map(|(i, m)| m.id.clone().unwrap_or_else(|| i.to_string())).collect();
@@ -91,7 +88,7 @@ pub fn extract_memories(
             new: true,
         })
         .collect();
-    let out = extract(&turns, &ExtractOptions { user_name: options.user_name, threshold });
+    let out = extract(&turns, &options);
     let rows: Vec<ExtractedOutput> = out
         .iter()
         .map(|e| ExtractedOutput {

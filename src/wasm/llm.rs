@@ -1,9 +1,9 @@
 //! The LLM port for JS, two ways in:
 //!
-//! 1. `{ fetch, endpoint, model, headers }`: the library builds an
-//!    OpenAI-compatible `/chat/completions` request, sends it with the
-//!    host's `fetch` (default: the global one) and reads
-//!    `choices[0].message.content` and `usage`;
+//! 1. `{ fetch, endpoint, model, headers }`: the core builds an
+//!    OpenAI-compatible `/chat/completions` request ([`crate::llm::openai`]),
+//!    this sends it with the host's `fetch` (default: the global one) and
+//!    the core reads the answer and classifies a failure;
 //! 2. a plain `async (request) => string | { content, usage }` function
 //!    (or `{ complete }`), for hosts that call their model themselves.
 //!
@@ -17,9 +17,9 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 
 use super::{describe, from_js, js_string, settle, shallow_copy, take_field};
-use crate::budget::Usage;
 use crate::error::{Error, ErrorCode, Result};
 use crate::llm::governor::LlmOptions;
+use crate::llm::openai::{self, HttpAnswer};
 use crate::ports::{Llm, LlmFailure, LlmRequest, LlmResponse, LocalBoxFuture};
 
 enum Transport {
@@ -59,11 +59,9 @@ pub fn parse_llm_option(value: JsValue) -> std::result::Result<(JsLlm, LlmOption
             Err(v) if v.is_undefined() || v.is_null() => default_fetch("llm.fetch")?,
             Err(_) => return Err(super::js_error(Error::invalid("llm.fetch must be a function"))),
         };
-        let temperature = match temperature.as_f64() {
-            Some(t) if (0.0..=2.0).contains(&t) => Some(t),
-            None if temperature.is_undefined() => None,
-            _ => return Err(super::js_error(Error::invalid("llm.temperature must be a number from 0 to 2"))),
-        };
+        // Not a number: NaN, which the core refuses as out of range.
+        let temperature = (!temperature.is_undefined()).then(|| temperature.as_f64().unwrap_or(f64::NAN));
+        let temperature = openai::temperature(temperature).map_err(super::js_error)?;
         Transport::Http {
             fetch,
             endpoint: js_string(&endpoint, "llm.endpoint")?,
@@ -122,11 +120,18 @@ pub(super) fn default_fetch(what: &str) -> std::result::Result<Function, JsValue
         .map_err(|_| super::js_error(Error::invalid(format!("no fetch in this runtime: pass {what}"))))
 }
 
-/// What an HTTP endpoint answered.
+/// What an HTTP endpoint answered, as the core reads it.
 pub(super) struct HttpReply {
-    pub status: f64,
+    pub status: u16,
     pub text: String,
-    pub response: JsValue,
+    /// The `Retry-After` header, when there is one.
+    pub retry_after: Option<String>,
+}
+
+impl HttpReply {
+    pub fn answer(&self) -> HttpAnswer<'_> {
+        HttpAnswer { status: self.status, body: &self.text, retry_after: self.retry_after.as_deref() }
+    }
 }
 
 pub(super) enum HttpError {
@@ -136,12 +141,17 @@ pub(super) enum HttpError {
     NotAResponse,
 }
 
-/// POSTs `body` as JSON through the host's `fetch`, with `headers` added.
+/// An HTTP status as a number (0 when it is none).
+fn status_of(value: &JsValue) -> Option<u16> {
+    get(value, "status").as_f64().map(|s| s as u16)
+}
+
+/// POSTs the JSON `body` through the host's `fetch`, with `headers` added.
 pub(super) async fn post_json(
     fetch: &Function,
     endpoint: &str,
     headers: &JsValue,
-    body: &Object,
+    body: &str,
     signal: &JsValue,
 ) -> std::result::Result<HttpReply, HttpError> {
     let all_headers = Object::new();
@@ -152,45 +162,27 @@ pub(super) async fn post_json(
     let init = Object::new();
     set(&init, "method", &JsValue::from_str("POST"));
     set(&init, "headers", &all_headers);
-    set(&init, "body", &js_sys::JSON::stringify(body).map_err(HttpError::Network)?.into());
+    set(&init, "body", &JsValue::from_str(body));
     set(&init, "signal", signal);
     let response =
         fetch.call2(&JsValue::NULL, &JsValue::from_str(endpoint), &init).map_err(HttpError::Network)?;
     let response = settle(response).await.map_err(HttpError::Network)?;
-    let status = get(&response, "status").as_f64().unwrap_or(0.0);
+    let status = status_of(&response).unwrap_or(0);
     let text_fn = get(&response, "text").dyn_into::<Function>().map_err(|_| HttpError::NotAResponse)?;
     let text =
         settle(text_fn.call0(&response).map_err(HttpError::Network)?).await.map_err(HttpError::Network)?;
-    Ok(HttpReply { status, text: text.as_string().unwrap_or_default(), response })
+    let headers = get(&response, "headers");
+    let retry_after = get(&headers, "get")
+        .dyn_into::<Function>()
+        .ok()
+        .and_then(|g| g.call1(&headers, &"retry-after".into()).ok())
+        .and_then(|v| v.as_string());
+    Ok(HttpReply { status, text: text.as_string().unwrap_or_default(), retry_after })
 }
 
-/// Classifies a thrown value: an HTTP status on it decides; anything else
-/// (a network error, a host bug) is retried, since most are transient.
+/// A thrown value, classified by the core on its `status`.
 fn thrown(e: JsValue) -> LlmFailure {
-    let status = get(&e, "status").as_f64();
-    let error = Error::new(ErrorCode::Llm, format!("the LLM hook failed: {}", describe(&e)));
-    match status {
-        Some(s) if s == 429.0 || s >= 500.0 => LlmFailure::retryable(error),
-        Some(_) => LlmFailure::fatal(error),
-        None => LlmFailure::retryable(error),
-    }
-}
-
-fn messages_js(request: &LlmRequest) -> std::result::Result<JsValue, LlmFailure> {
-    super::to_js(&request.messages)
-        .map_err(|_| LlmFailure::fatal(Error::invalid("the LLM request could not be converted")))
-}
-
-fn usage_of(value: &JsValue) -> Option<Usage> {
-    let usage = get(value, "usage");
-    if !usage.is_object() {
-        return None;
-    }
-    let num = |k: &str| get(&usage, k).as_f64().filter(|n| n.is_finite() && *n >= 0.0).map(|n| n as u64);
-    // OpenAI's names, or the library's own camelCase ones from a plain hook.
-    let input = num("prompt_tokens").or_else(|| num("inputTokens"))?;
-    let output = num("completion_tokens").or_else(|| num("outputTokens")).unwrap_or(0);
-    Some(Usage { calls: 1, input_tokens: input, output_tokens: output })
+    openai::thrown(status_of(&e), &describe(&e))
 }
 
 impl JsLlm {
@@ -200,7 +192,9 @@ impl JsLlm {
         signal: &JsValue,
     ) -> std::result::Result<LlmResponse, LlmFailure> {
         let arg = Object::new();
-        set(&arg, "messages", &messages_js(request)?);
+        let messages = super::to_js(&request.messages)
+            .map_err(|_| LlmFailure::fatal(Error::invalid("the LLM request could not be converted")))?;
+        set(&arg, "messages", &messages);
         set(&arg, "json", &JsValue::from_bool(request.json));
         if let Some(m) = request.max_tokens {
             set(&arg, "maxTokens", &JsValue::from(m));
@@ -211,8 +205,10 @@ impl JsLlm {
         if let Some(text) = out.as_string() {
             return Ok(LlmResponse { content: text, usage: None });
         }
+        let usage = get(&out, "usage");
+        let usage = if usage.is_object() { openai::usage(&|k| get(&usage, k).as_f64()) } else { None };
         match get(&out, "content").as_string() {
-            Some(content) => Ok(LlmResponse { content, usage: usage_of(&out) }),
+            Some(content) => Ok(LlmResponse { content, usage }),
             None => Err(LlmFailure::fatal(Error::new(
                 ErrorCode::Llm,
                 "the LLM function must return a string or { content, usage }",
@@ -220,68 +216,20 @@ impl JsLlm {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
     async fn call_http(
         fetch: &Function,
         endpoint: &str,
-        model: &str,
         headers: &JsValue,
-        temperature: Option<f64>,
-        request: &LlmRequest,
+        body: String,
         signal: &JsValue,
     ) -> std::result::Result<LlmResponse, LlmFailure> {
-        let body = Object::new();
-        set(&body, "model", &JsValue::from_str(model));
-        set(&body, "messages", &messages_js(request)?);
-        if let Some(m) = request.max_tokens {
-            set(&body, "max_tokens", &JsValue::from(m));
-        }
-        if let Some(t) = temperature {
-            set(&body, "temperature", &JsValue::from(t));
-        }
-        if request.json {
-            let format = Object::new();
-            set(&format, "type", &JsValue::from_str("json_object"));
-            set(&body, "response_format", &format);
-        }
-        let network = |e: JsValue| {
-            LlmFailure::retryable(Error::new(ErrorCode::Llm, format!("fetch failed: {}", describe(&e))))
-        };
-        let HttpReply { status, text, response } =
-            post_json(fetch, endpoint, headers, &body, signal).await.map_err(|e| match e {
-                HttpError::Network(e) => network(e),
-                HttpError::NotAResponse => {
-                    LlmFailure::fatal(Error::new(ErrorCode::Llm, "fetch did not return a Response"))
-                }
-            })?;
-        if !(200.0..300.0).contains(&status) {
-            let snippet: String = text.chars().take(300).collect();
-            let error = Error::new(ErrorCode::Llm, format!("HTTP {status} from the LLM endpoint: {snippet}"));
-            let retry_after = get(&get(&response, "headers"), "get")
-                .dyn_into::<Function>()
-                .ok()
-                .and_then(|g| g.call1(&get(&response, "headers"), &"retry-after".into()).ok())
-                .and_then(|v| v.as_string())
-                // Whole seconds (RFC 9110 `delay-seconds`); an HTTP date is
-                // not honoured.
-                .and_then(|s| s.trim().parse::<u32>().ok())
-                .map(|secs| secs.saturating_mul(1000).min(60_000));
-            let retryable = status == 429.0 || status >= 500.0 || status == 408.0;
-            return Err(LlmFailure { error, retryable, retry_after_ms: retry_after });
-        }
-        let json = js_sys::JSON::parse(&text).map_err(|_| {
-            LlmFailure::retryable(Error::new(ErrorCode::Llm, "the LLM endpoint answered with invalid JSON"))
+        let reply = post_json(fetch, endpoint, headers, &body, signal).await.map_err(|e| match e {
+            HttpError::Network(e) => openai::unreachable(&describe(&e)),
+            HttpError::NotAResponse => {
+                LlmFailure::fatal(Error::new(ErrorCode::Llm, "fetch did not return a Response"))
+            }
         })?;
-        let choice = get(&get(&json, "choices"), "0");
-        let content = get(&get(&choice, "message"), "content");
-        let content = if content.is_null() { Some(String::new()) } else { content.as_string() };
-        match content {
-            Some(content) => Ok(LlmResponse { content, usage: usage_of(&json) }),
-            None => Err(LlmFailure::fatal(Error::new(
-                ErrorCode::Llm,
-                "the LLM endpoint's answer has no choices[0].message.content",
-            ))),
-        }
+        openai::chat_answer(reply.answer())
     }
 }
 
@@ -297,7 +245,8 @@ impl Llm for JsLlm {
             let out = match &self.0 {
                 Transport::Function(f) => Self::call_function(f, &request, &signal).await,
                 Transport::Http { fetch, endpoint, model, headers, temperature } => {
-                    Self::call_http(fetch, endpoint, model, headers, *temperature, &request, &signal).await
+                    let body = openai::chat_body(model, *temperature, &request);
+                    Self::call_http(fetch, endpoint, headers, body, &signal).await
                 }
             };
             guard.finished = true;

@@ -27,10 +27,8 @@ use super::{check_fields, describe, from_js, js_count, js_string, shallow_copy, 
 use crate::entry::EntryInput;
 use crate::entry::Scope;
 use crate::error::{Error, ErrorCode, Result};
-use crate::longterm::records::ExportDocument;
 use crate::memory::{self, Memory, MemoryOptions, Ports};
 use crate::ports::LocalBoxFuture;
-use crate::store::sealed::{SealedExport, SEALED_EXPORT_FORMAT};
 use crate::store::{Damaged, MemoryStore, Store};
 use crate::tokens::Estimate;
 use crate::working::session::{ContextRequest, LongTermBlock, LongTermSource, NewMessage, SessionOptions};
@@ -692,22 +690,7 @@ impl JsMemory {
     ) -> Promise {
         let json = super::json_of(&document, "the export document");
         let m = self.0.clone();
-        promise(
-            async move {
-                let json = json?;
-                let is_sealed = serde_json::from_str::<serde_json::Value>(&json)
-                    .is_ok_and(|v| v.get("format").and_then(|f| f.as_str()) == Some(SEALED_EXPORT_FORMAT));
-                if is_sealed {
-                    let export: SealedExport = serde_json::from_str(&json)
-                        .map_err(|e| Error::invalid(format!("invalid sealed export: {e}")))?;
-                    return Ok(m.import_sealed(&export).await?);
-                }
-                let doc = serde_json::from_str::<ExportDocument>(&json)
-                    .map_err(|e| Error::invalid(format!("invalid export document: {e}")))?;
-                Ok(m.import(doc).await?)
-            },
-            to_js,
-        )
+        promise(async move { Ok(m.import_json(&json?).await?) }, to_js)
     }
 
     /// Long-term counts by kind, scope, agent and day; storage size; searches

@@ -90,13 +90,7 @@ impl JsSearchIndex {
                 None => Bm25Params::default(),
                 Some(options) => from_js(options, "index options", &["k1", "b", "contextWeight"])?,
             };
-        if !(params.k1.is_finite()
-            && params.k1 >= 0.0
-            && (0.0..=1.0).contains(&params.b)
-            && params.context_weight >= 0.0)
-        {
-            return Err(js_error(Error::invalid("k1 must be >= 0, b in [0, 1], contextWeight >= 0")));
-        }
+        params.validate().map_err(js_error)?;
         Ok(JsSearchIndex(SearchIndex::new(params)))
     }
 

@@ -94,6 +94,17 @@ for (let i = 0; i < 100_000; i++) {
 }
 typed.worksAfter = memory2.search("Lisbon", 1)[0]?.text;
 
+// Import detects a sealed document as the npm package does: this world
+// takes no key, so it is a typed `decryption` error, not a malformed plain
+// document; a plain export imports back unchanged.
+let sealedImport = null;
+try {
+  memory2.importMemories(JSON.stringify(scenario.sealedExport));
+} catch (e) {
+  sealedImport = `${e.payload.code}: ${e.payload.message}`;
+}
+const reimported = memory2.importMemories(memory2.exportMemories());
+
 console.log(JSON.stringify({
   tokenizer: tokenizer.id(),
   count: tokenizer.count(scenario.countText),
@@ -111,5 +122,7 @@ console.log(JSON.stringify({
   keys: kv.size,
   damaged: JSON.parse(memory2.stats()).damaged.map((d) => d.key),
   locks: { ...lockCounts, heldAtEnd: held.size },
+  sealedImport,
+  reimported: { ...reimported },
   typedErrors: typed,
 }));

@@ -175,6 +175,16 @@ try:
 except RuntimeError as e:
     bad = str(e)
 
+# Import detects a sealed document as the npm package does: this world
+# takes no key, so it is a typed `decryption` error, not a malformed plain
+# document; a plain export imports back unchanged.
+try:
+    second.call("[method]memory.import-memories", memory2, json.dumps(scenario["sealedExport"]))
+    sealed_import = None
+except RuntimeError as e:
+    sealed_import = str(e)
+reimported = second.call("[method]memory.import-memories", memory2, second.call("[method]memory.export-memories", memory2))
+
 print(json.dumps({
     "tokenizer": second.call("[method]tokenizer.id", tokenizer2),
     "count": second.call("[method]tokenizer.count", tokenizer2, scenario["countText"]),
@@ -192,4 +202,6 @@ print(json.dumps({
     "keys": len(kv),
     "damaged": [d["key"] for d in json.loads(second.call("[method]memory.stats", memory2))["damaged"]],
     "locks": {**lock_counts, "heldAtEnd": len(held)},
+    "sealedImport": sealed_import,
+    "reimported": {name: field(reimported, name) for name in ("added", "updated", "unchanged")},
 }))

@@ -48,6 +48,9 @@ function checkScenario(out) {
   assert.ok(out.locks.acquired > 0, "writes took the host's namespace lock");
   assert.equal(out.locks.released, out.locks.acquired, "and released each");
   assert.equal(out.locks.heldAtEnd, 0);
+  assert.match(out.sealedImport, /^decryption: a sealed export needs/, "a sealed document is told from a plain one, as in the npm package");
+  assert.equal(out.reimported.added + out.reimported.updated, 0, "a plain export imports back unchanged");
+  assert.ok(out.reimported.unchanged >= 1);
 }
 
 const outputs = {};

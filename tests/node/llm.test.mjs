@@ -111,6 +111,33 @@ test("faults over HTTP: 429 then success is retried; wrong types are repaired", 
   assert.deepEqual((await w.memories()).map((e) => e.content), ["User likes wrong types"]);
 });
 
+test("a 408 is retried whether the endpoint answers it or a function hook throws it; a thrown 400 is not", async () => {
+  const judged = (m) => m.endSession().then((r) => ({ judge: r.judge, retries: m.llmStats().retries }));
+  let calls = 0;
+  const throwing = (status) => async (req) => {
+    if (calls++ === 0) throw Object.assign(new Error("no answer in time"), { status });
+    return req.json ? '{"memories": ["User likes green tea"]}' : "a summary";
+  };
+  const open = (namespace, llm) => am.Memory.open({ store: "memory", namespace, sessionId: "s1", llm });
+  const thrown = await open("thrown408", { complete: throwing(408), maxRetries: 1, backoffMs: 1 });
+  await converse(thrown, [["I like green tea", "Noted."]]);
+  assert.deepEqual(await judged(thrown), { judge: "llm", retries: 1 }, "a thrown 408 is retried");
+  calls = 0;
+  const fatal = await open("thrown400", { complete: throwing(400), maxRetries: 1, backoffMs: 1 });
+  await converse(fatal, [["I like green tea", "Noted."]]);
+  assert.deepEqual(await judged(fatal), { judge: "rules", retries: 0 }, "a thrown 400 fails at once");
+  let answered408 = false;
+  const fetch408 = async (url, init) => {
+    if (answered408) return fetch(url, init);
+    answered408 = true;
+    return new Response('{"error": {"message": "request timeout"}}', { status: 408 });
+  };
+  const http408 = await open("http408", http({ fetch: fetch408, maxRetries: 1 }));
+  await converse(http408, [["I love hiking in the Alps", "Fun"]]);
+  assert.deepEqual(await judged(http408), { judge: "llm", retries: 1 }, "an HTTP 408 is retried");
+  assert.ok(answered408);
+});
+
 test("a failed summary stays owed and resumes when the memory next opens", async () => {
   const adapter = mapAdapter();
   const m = await am.Memory.open({ namespace: "owed", sessionId: "s1", store: adapter, llm: http() });

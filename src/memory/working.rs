@@ -1,0 +1,195 @@
+//! Working memory: the session's messages in and the next request out,
+//! and the session's own deletions.
+
+use super::{Memory, Task};
+use crate::entry::{MemoryEntry, Role};
+use crate::error::{Error, ErrorCode, Result};
+use crate::llm::outbox::{self, OutboxRecord};
+use crate::redact::Place;
+use crate::store::Store;
+use crate::working::context::Context;
+use crate::working::session::{ContextRequest, LongTermBlock, LongTermSource, NewMessage};
+
+impl Memory {
+    /// Stores a message (store first, then the window) and returns it; queues
+    /// a background compression when one is due.
+    pub async fn add(&self, mut message: NewMessage) -> Result<MemoryEntry> {
+        message.content = self.scrub(&message.content, Place::Message);
+        for call in &mut message.tool_calls {
+            call.arguments = self.scrub(&call.arguments, Place::Message);
+        }
+        let (entry, due, session, previous) = {
+            let mut s = self.inner.session.lock().await;
+            let entry = s.add(message).await?;
+            (entry, s.compression_due(), s.storage_id().to_string(), s.previous_chat_text())
+        };
+        // Searchable as a past turn from the next search on.
+        self.inner.longterm.lock().await.add_turn(&session, &entry, previous.as_deref());
+        if due && self.compression_may_start() {
+            self.queue(Task::Compress);
+        }
+        self.embed_soon();
+        Ok(entry)
+    }
+
+    /// `text` redacted, when this memory redacts.
+    pub(super) fn scrub(&self, text: &str, place: Place) -> String {
+        match &self.inner.redactor {
+            Some(r) => r.redact(text, place),
+            None => text.to_string(),
+        }
+    }
+
+    /// A memory as it is written: redacted if asked, then counted by the
+    /// tokenizer that counts the session's messages (exact once one is set;
+    /// a count made before redaction or before `setTokenizer` would be stale).
+    pub(super) async fn prepare_entry(&self, mut entry: MemoryEntry, place: Place) -> MemoryEntry {
+        if self.inner.redactor.is_some() {
+            entry.content = self.scrub(&entry.content, place);
+        }
+        entry.count_with(self.inner.session.lock().await.tokenizer().as_ref());
+        entry
+    }
+
+    pub(super) async fn prepare_entries(&self, entries: Vec<MemoryEntry>, place: Place) -> Vec<MemoryEntry> {
+        let mut out = Vec::with_capacity(entries.len());
+        for e in entries {
+            out.push(self.prepare_entry(e, place).await);
+        }
+        out
+    }
+
+    /// The request for the next turn, and where its tokens went. The
+    /// long-term block is fetched first, with no lock held (a host hook may
+    /// call back into this memory); the window is then built from the
+    /// session, caught up with other writers.
+    pub async fn build_context(&self, mut request: ContextRequest) -> Result<Context> {
+        request.query = request.query.map(|q| self.scrub(&q, Place::Query));
+        request.recall = request.recall.map(|q| self.scrub(&q, Place::Query));
+        // The user's new message is stored as the turn's (the history would
+        // otherwise lose every question), unless the turn holds it already.
+        if let Some(q) = request.query.clone() {
+            let asked = {
+                let mut s = self.inner.session.lock().await;
+                s.sync().await?;
+                s.is_asked(&q)
+            };
+            if !asked {
+                self.add(NewMessage { role: Some(Role::User), content: q, ..NewMessage::default() }).await?;
+            }
+        }
+        let (budget, session) = {
+            let s = self.inner.session.lock().await;
+            (s.options().long_term_budget, s.storage_id().to_string())
+        };
+        let query = request.recall_query();
+        let block = if query.is_empty() {
+            None
+        } else {
+            Some(match &self.inner.long_term {
+                Some(hook) => self.hook_block(hook.as_ref(), query, budget).await,
+                None => match self.query_vector(query).await {
+                    Ok(vector) => {
+                        self.read(|r| r.block(query, vector.as_deref(), Some(&session))).await.and_then(|b| b)
+                    }
+                    Err(e) => Err(e),
+                },
+            })
+        };
+        let mut s = self.inner.session.lock().await;
+        s.sync().await?;
+        s.build_context_with(&request, block)
+    }
+
+    /// The host hook's block, or a `TIMEOUT` error once it took too long (a
+    /// hook that hangs must not hang the turn).
+    async fn hook_block(&self, hook: &dyn LongTermSource, query: &str, budget: u32) -> Result<LongTermBlock> {
+        let ms = self.inner.long_term_timeout_ms;
+        let call = hook.block(query, budget);
+        let timeout = self.inner.clock.sleep(ms);
+        match futures::future::select(call, timeout).await {
+            futures::future::Either::Left((block, _)) => block,
+            futures::future::Either::Right(_) => Err(Error::new(
+                ErrorCode::Timeout,
+                format!("the long-term hook did not answer within {ms} ms"),
+            )),
+        }
+    }
+
+    /// Every stored message of the session, oldest first (other writers'
+    /// too, in position order).
+    pub async fn session_history(&self) -> Result<Vec<MemoryEntry>> {
+        self.inner.session.lock().await.history().await
+    }
+
+    /// Commits a summary that replaces the compressible messages through
+    /// `through_id` (a host that summarizes by itself).
+    pub async fn commit_summary(&self, content: String, through_id: &str) -> Result<MemoryEntry> {
+        let content = self.scrub(&content, Place::Summary);
+        let _turn = self.inner.work.lock().await;
+        let _held = self.inner.lock.acquire().await?;
+        Ok(self.inner.session.lock().await.commit_summary(content, through_id).await?.entry().clone())
+    }
+
+    /// Deletes another session of the namespace: its messages, summary and
+    /// owed work, and its turns from recall. Long-term memories drawn from
+    /// it stay (`derivedFrom` finds them). Returns the records deleted.
+    pub async fn delete_session(&self, session_id: &str) -> Result<u32> {
+        crate::working::session::validate_session_id(session_id)?;
+        let target = crate::working::session::storage_id_of(session_id);
+        let store = {
+            let s = self.inner.session.lock().await;
+            if s.storage_id() == target {
+                return Err(Error::invalid(
+                    "this memory has that session open: open another session to delete it",
+                ));
+            }
+            s.store().clone()
+        };
+        let _held = self.inner.lock.acquire().await?;
+        let mut keys: Vec<String> = store
+            .list(&crate::store::layout::session_prefix(target))
+            .await?
+            .into_iter()
+            .map(|(k, _)| k)
+            .collect();
+        keys.push(crate::store::layout::outbox_key(target));
+        let n = keys.len() as u32 - 1;
+        store.delete_many(keys).await?;
+        self.inner.longterm.lock().await.forget_session(target).await?;
+        Ok(n)
+    }
+
+    /// Deletes this session's newest message and returns it (`None` when
+    /// there is none, or a summary covers it); it leaves recall too.
+    pub async fn pop_message(&self) -> Result<Option<MemoryEntry>> {
+        let _turn = self.inner.work.lock().await;
+        let _held = self.inner.lock.acquire().await?;
+        let popped = self.inner.session.lock().await.pop().await?;
+        if let Some(entry) = &popped {
+            self.inner.longterm.lock().await.forget_turns(std::slice::from_ref(entry)).await?;
+        }
+        Ok(popped)
+    }
+
+    /// Empties this session: its messages, summary and owed work are
+    /// deleted, and its turns leave recall; long-term memories drawn from it
+    /// stay (`derivedFrom` finds them). Returns the messages deleted.
+    pub async fn clear_session(&self) -> Result<u32> {
+        let _turn = self.inner.work.lock().await;
+        let _held = self.inner.lock.acquire().await?;
+        let (deleted, storage_id) = {
+            let mut s = self.inner.session.lock().await;
+            (s.clear().await?, s.storage_id().to_string())
+        };
+        self.inner.sealed.delete_many(vec![crate::store::layout::outbox_key(&storage_id)]).await?;
+        self.inner.longterm.lock().await.forget_turns(&deleted).await?;
+        Ok(deleted.iter().filter(|e| e.kind != crate::entry::Kind::Summary).count() as u32)
+    }
+
+    /// Session ends owed in this namespace.
+    pub async fn pending_work(&self) -> Result<Vec<OutboxRecord>> {
+        let store = self.inner.session.lock().await.store().clone();
+        outbox::list(store.as_ref(), &self.inner.damage).await
+    }
+}
