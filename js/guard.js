@@ -27,7 +27,7 @@ export const isReady = () => ready;
 const ASYNC = {
   Memory: new Set([
     "open", "deleteNamespace", "popMessage", "clearSession",
-    "add", "compress", "endSession", "idle", "pendingWork", "buildContext", "sessionHistory",
+    "add", "addNew", "compress", "endSession", "idle", "pendingWork", "buildContext", "sentEntries", "sessionHistory",
     "commitSummary", "remember", "rememberMany", "supersede", "search", "memories", "history",
     "undo", "forget", "forgetScope", "purge", "exportMemories", "importMemories", "stats", "derivedFrom", "deleteSession",
   ]),

@@ -199,22 +199,8 @@ export function toUIMessages(entries) {
   return out;
 }
 
-/** Same role and text and call: a message the session already holds. */
-const same = (entry, input) =>
-  entry.role === input.role && entry.content === input.content && (entry.toolCallId ?? "") === (input.toolCallId ?? "");
-
-/** Records the messages not already at the end of the session (a retried call sends them again). */
-async function record(memory, inputs) {
-  const tail = memory.messages().slice(-inputs.length);
-  let skip = 0;
-  for (let k = Math.min(tail.length, inputs.length); k > 0; k--) {
-    if (inputs.slice(0, k).every((input, i) => same(tail[tail.length - k + i], input))) {
-      skip = k;
-      break;
-    }
-  }
-  for (const input of inputs.slice(skip)) await memory.add(input);
-}
+/** Records the messages the session does not already end with (a retried call sends them again): the core decides which. */
+const record = (memory, inputs) => memory.addNew(inputs);
 
 /** A generate result's content as the assistant message it adds to the conversation. */
 function assistantMessage(content) {

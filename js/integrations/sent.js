@@ -3,13 +3,7 @@
 
 /**
  * `{ system, entries }`: the request's system text (undefined when it has
- * none) and the stored entries of the history messages it sends, in order.
- * The live messages are read after the request is built, which catches up
- * with other writers of the session, so every sent id is among them.
+ * none) and the stored entries of the history messages it sends, in order,
+ * as the core decides them (`memory.sentEntries`).
  */
-export async function sentEntries(memory, request) {
-  const { messages, report } = await memory.buildContext(request);
-  const byId = new Map(memory.messages().map((m) => [m.id, m]));
-  const system = messages.length > report.sentIds.length ? messages[0].content : undefined;
-  return { system, entries: report.sentIds.map((id) => byId.get(id)) };
-}
+export const sentEntries = (memory, request) => memory.sentEntries(request);

@@ -46,6 +46,7 @@ mod transfer;
 mod working;
 
 pub use transfer::ImportDocument;
+pub use working::SentEntries;
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;

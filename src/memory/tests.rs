@@ -1446,6 +1446,31 @@ fn a_question_in_other_words_finds_the_fact_and_its_echo_stays_out() {
 }
 
 #[test]
+fn a_retried_call_adds_only_the_messages_the_session_does_not_end_with() {
+    let mut w = World::new();
+    let m = w.open("s", None);
+    let tool = |id: &str, text: &str| NewMessage {
+        role: Some(Role::Tool),
+        content: text.into(),
+        tool_call_id: Some(id.into()),
+        ..NewMessage::default()
+    };
+    w.run(async {
+        assert_eq!(m.add_new(vec![user("hi"), assistant("hello")]).await.unwrap().len(), 2);
+        // The same call again, then a retried tool step with one new result.
+        assert!(m.add_new(vec![user("hi"), assistant("hello")]).await.unwrap().is_empty());
+        m.add_new(vec![tool("a", "1")]).await.unwrap();
+        let added = m.add_new(vec![tool("a", "1"), tool("b", "2")]).await.unwrap();
+        assert_eq!(contents(&added), ["2"]);
+        // Same text under another call id, or another role, is new.
+        assert_eq!(m.add_new(vec![tool("c", "2")]).await.unwrap().len(), 1);
+        assert_eq!(m.add_new(vec![assistant("2")]).await.unwrap().len(), 1);
+    });
+    let live = m.with_session(|s| s.messages()).unwrap();
+    assert_eq!(contents(&live), ["hi", "hello", "1", "2", "2", "2"]);
+}
+
+#[test]
 fn import_tells_a_sealed_document_from_a_plain_one() {
     let mut w = World::new();
     let m = w.open("s", None);
@@ -1459,5 +1484,22 @@ fn import_tells_a_sealed_document_from_a_plain_one() {
         for bad in ["{not json", r#"{"format": "agent-memory-sealed"}"#, "[]"] {
             assert_eq!(m.import_json(bad).await.unwrap_err().code, ErrorCode::InvalidInput, "{bad}");
         }
+    });
+}
+
+#[test]
+fn sent_entries_are_the_system_text_and_the_history_sent() {
+    let mut w = World::new();
+    let m = w.open("s", None);
+    w.run(async {
+        m.add(user("hi")).await.unwrap();
+        m.add(assistant("hello")).await.unwrap();
+        let bare = m.sent_entries(ContextRequest::default()).await.unwrap();
+        assert_eq!(bare.system, None, "no system text, no system message");
+        assert_eq!(contents(&bare.entries), ["hi", "hello"]);
+        let request = ContextRequest { system: Some("Be brief.".into()), ..ContextRequest::default() };
+        let sent = m.sent_entries(request).await.unwrap();
+        assert_eq!(sent.system.as_deref(), Some("Be brief."));
+        assert_eq!(sent.entries, bare.entries);
     });
 }

@@ -1,6 +1,8 @@
 //! Working memory: the session's messages in and the next request out,
 //! and the session's own deletions.
 
+use serde::Serialize;
+
 use super::{Memory, Task};
 use crate::entry::{MemoryEntry, Role};
 use crate::error::{Error, ErrorCode, Result};
@@ -9,6 +11,14 @@ use crate::redact::Place;
 use crate::store::Store;
 use crate::working::context::Context;
 use crate::working::session::{ContextRequest, LongTermBlock, LongTermSource, NewMessage};
+
+/// A request as a framework adapter sends it ([`Memory::sent_entries`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SentEntries {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub system: Option<String>,
+    pub entries: Vec<MemoryEntry>,
+}
 
 impl Memory {
     /// Stores a message (store first, then the window) and returns it; queues
@@ -30,6 +40,31 @@ impl Memory {
         }
         self.embed_soon();
         Ok(entry)
+    }
+
+    /// Adds `messages` in order, minus those the session already ends with:
+    /// a retried model call hands the same new messages over again. The
+    /// longest run of the first of `messages` that the live messages end
+    /// with (same role, text as stored, and tool call id) is skipped.
+    /// Returns what was added.
+    pub async fn add_new(&self, messages: Vec<NewMessage>) -> Result<Vec<MemoryEntry>> {
+        let skip = {
+            let mut s = self.inner.session.lock().await;
+            s.sync().await?;
+            let stored: Vec<(Role, String, &str)> = messages
+                .iter()
+                .map(|m| {
+                    let role = m.role.unwrap_or(Role::User);
+                    (role, self.scrub(&m.content, Place::Message), m.tool_call_id.as_deref().unwrap_or(""))
+                })
+                .collect();
+            held_already(&s.messages(), &stored)
+        };
+        let mut added = Vec::with_capacity(messages.len() - skip);
+        for message in messages.into_iter().skip(skip) {
+            added.push(self.add(message).await?);
+        }
+        Ok(added)
     }
 
     /// `text` redacted, when this memory redacts.
@@ -99,6 +134,22 @@ impl Memory {
         let mut s = self.inner.session.lock().await;
         s.sync().await?;
         s.build_context_with(&request, block)
+    }
+
+    /// What a framework adapter sends for a request: its system text (none
+    /// when it has none) and the stored entries of the history messages it
+    /// sends, in order. The builder puts the system text first, as the one
+    /// system message (stored system messages join it), so the history
+    /// sent is every message after it. The live messages are read after the
+    /// request is built, caught up with other writers, so every sent id is
+    /// among them.
+    pub async fn sent_entries(&self, request: ContextRequest) -> Result<SentEntries> {
+        let Context { messages, report } = self.build_context(request).await?;
+        let system = messages.into_iter().next().filter(|m| m.role == Role::System).map(|m| m.content);
+        let live = self.inner.session.lock().await.messages();
+        let entries =
+            report.sent_ids.iter().filter_map(|id| live.iter().find(|e| &e.id == id).cloned()).collect();
+        Ok(SentEntries { system, entries })
     }
 
     /// The host hook's block, or a `TIMEOUT` error once it took too long (a
@@ -192,4 +243,15 @@ impl Memory {
         let store = self.inner.session.lock().await.store().clone();
         outbox::list(store.as_ref(), &self.inner.damage).await
     }
+}
+
+/// How many of the first of `messages` the live messages end with.
+fn held_already(live: &[MemoryEntry], messages: &[(Role, String, &str)]) -> usize {
+    let same = |e: &MemoryEntry, (role, content, call): &(Role, String, &str)| {
+        e.role == *role && e.content == *content && e.tool_call_id.as_deref().unwrap_or("") == *call
+    };
+    (1..=live.len().min(messages.len()))
+        .rev()
+        .find(|&k| live[live.len() - k..].iter().zip(&messages[..k]).all(|(e, m)| same(e, m)))
+        .unwrap_or(0)
 }

@@ -322,6 +322,23 @@ impl JsMemory {
         promise(async move { Ok(m.add(parsed?).await?) }, to_js)
     }
 
+    /// Adds messages in order, minus those the session already ends with (a
+    /// retried model call hands them over again); resolves to the entries
+    /// added.
+    #[wasm_bindgen(js_name = addNew, unchecked_return_type = "Promise<MemoryEntry[]>")]
+    pub fn add_new(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "MessageInput[]")] messages: JsValue,
+    ) -> Promise {
+        let parsed: std::result::Result<Vec<NewMessage>, JsValue> = if js_sys::Array::is_array(&messages) {
+            js_sys::Array::from(&messages).iter().map(|m| from_js(m, "message", NewMessage::FIELDS)).collect()
+        } else {
+            Err(Error::invalid("addNew takes an array of messages").into())
+        };
+        let m = self.0.clone();
+        promise(async move { Ok(m.add_new(parsed?).await?) }, to_js)
+    }
+
     /// Summarizes the old messages (map-reduce) now; resolves to the report,
     /// or null when there is nothing to compress. On failure nothing changes.
     #[wasm_bindgen(unchecked_return_type = "Promise<CompressReport | null>")]
@@ -427,6 +444,19 @@ impl JsMemory {
             js_sys::Reflect::set(&out, &"report".into(), &to_js(&ctx.report)?)?;
             Ok(out.into())
         })
+    }
+
+    /// What a framework adapter sends for a request: `{ system, entries }`,
+    /// the system text (absent when there is none) and the stored entries
+    /// of the history messages sent, in order.
+    #[wasm_bindgen(js_name = sentEntries, unchecked_return_type = "Promise<SentEntries>")]
+    pub fn sent_entries(&self, request: Option<JsContextRequest>) -> Promise {
+        let parsed = match request.map(JsValue::from).and_then(optional) {
+            Some(r) => parse_context_request(r),
+            None => Ok(ContextRequest::default()),
+        };
+        let m = self.0.clone();
+        promise(async move { Ok(m.sent_entries(parsed?).await?) }, to_js)
     }
 
     /// Working-memory usage: tokens, ratio, pending compression.

@@ -409,6 +409,9 @@ export interface ContextReport {
 
 export interface BuiltContext { messages: ChatMessage[]; report: ContextReport; }
 
+/** What a framework adapter sends: the system text (absent when there is none) and the history's stored entries, in order. */
+export interface SentEntries { system?: string; entries: MemoryEntry[]; }
+
 export interface SessionUsage {
   tokenizer: TokenizerId;
   messages: number;
