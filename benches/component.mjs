@@ -58,7 +58,7 @@ const { instantiate } = await import(join(out, "agent-memory.js"));
 const { api } = await instantiate((path) => WebAssembly.compile(readFileSync(join(out, path))), {
   "agent-memory:core/store": mapStore(kv),
   "agent-memory:core/locks": { acquire: () => {}, release: () => {} },
-  "agent-memory:core/llm": { complete: () => { throw { message: "no model", retryable: false }; } },
+  "agent-memory:core/llm": { complete: () => { throw { message: "no model", status: 404 }; } },
   "agent-memory:core/embedder": { embed: () => { throw "no embedder"; } },
   ...wasiImports,
 });

@@ -8,6 +8,7 @@ use std::future::{ready, Future};
 
 use engine::budget::Usage;
 use engine::error::{Error, ErrorCode, Result};
+use engine::llm::openai;
 use engine::ports::lock::LocalLocks;
 use engine::ports::{
     Clock, Embedder, Llm, LlmFailure, LlmRequest, LlmResponse, LocalBoxFuture, Lock, LockGuard, Spawn,
@@ -181,9 +182,8 @@ impl Llm for HostLlm {
                 }),
             })
             .map_err(|f| LlmFailure {
-                error: Error::new(ErrorCode::Llm, format!("the host's model failed: {}", f.message)),
-                retryable: f.retryable,
-                retry_after_ms: f.retry_after_ms,
+                retry_after_ms: f.retry_after_ms.map(|ms| ms.min(openai::MAX_RETRY_AFTER_MS)),
+                ..openai::thrown(f.status, &f.message)
             });
         Box::pin(ready(answer))
     }

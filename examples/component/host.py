@@ -17,7 +17,7 @@ with linker.root() as root:
         l.add_func("acquire", lambda _, name: None)
         l.add_func("release", lambda _, name: None)
     with root.add_instance("agent-memory:core/llm@0.1.0") as m:
-        m.add_func("complete", lambda _, req: Variant("err", rec(message="no model", retryable=False, retry_after_ms=None)))
+        m.add_func("complete", lambda _, req: Variant("err", rec(message="no model", status=404, retry_after_ms=None)))
     with root.add_instance("agent-memory:core/embedder@0.1.0") as e:
         e.add_func("embed", lambda _, texts: "no embedder")
 

@@ -17,6 +17,7 @@ const { instantiate } = await import(join(dir, "agent-memory.js"));
 // The host's store: one Map for every namespace, kept across restarts.
 const kv = new Map();
 let modelCalls = 0;
+const failedCalls = [];
 const held = new Set();
 const lockCounts = { acquired: 0, released: 0 };
 // Keyed by interface name without version, as jco's output reads them.
@@ -36,6 +37,14 @@ const imports = {
   },
   "agent-memory:core/llm": {
     complete: ({ messages }) => {
+      // The first answer is a 503: the core, not the host, decides from the
+      // status alone that it is worth retrying, and sends that request again.
+      const sent = JSON.stringify(messages.map(({ role, content }) => ({ role, content })));
+      if (failedCalls.length === 0) {
+        failedCalls.push(sent);
+        throw { message: "overloaded", status: 503, retryAfterMs: 0 };
+      }
+      if (sent === failedCalls[0]) failedCalls.push(sent);
       modelCalls++;
       const content = scriptedModel({ messages });
       return { content, usage: { promptTokens: promptTokens(messages), completionTokens: 0 } };
@@ -115,6 +124,7 @@ console.log(JSON.stringify({
   judge: ended.judge,
   added: ended.added,
   modelCalls,
+  retriedAfter503: failedCalls.length === 2,
   system: asked.messages[0].content,
   last: asked.messages.at(-1).content,
   hits: hits.map((h) => h.text),

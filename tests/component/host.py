@@ -73,11 +73,21 @@ def lock_release(_, name):
 model_calls = []
 
 
+# The model's first answer is a 503: the core, not the host, decides that
+# it is worth retrying, from the status alone, and sends that request again.
+failed_calls = []
+
+
 def llm_complete(_, request):
     body = {
         "model": "scripted",
         "messages": [{"role": m.role, "content": m.content} for m in request.messages],
     }
+    if not failed_calls:
+        failed_calls.append(body["messages"])
+        return Variant("err", record(message="overloaded", status=503, retry_after_ms=0))
+    if body["messages"] == failed_calls[0]:
+        failed_calls.append(body["messages"])
     req = urllib.request.Request(endpoint, json.dumps(body).encode(), {"content-type": "application/json"})
     with urllib.request.urlopen(req) as res:
         answer = json.load(res)
@@ -195,6 +205,7 @@ print(json.dumps({
     "judge": ended.judge,
     "added": ended.added,
     "modelCalls": len(model_calls),
+    "retriedAfter503": len(failed_calls) == 2,
     "system": asked.messages[0].content,
     "last": asked.messages[-1].content,
     "hits": [h.text for h in hits],

@@ -40,6 +40,7 @@ function checkScenario(out) {
   assert.equal(out.judge, "llm");
   assert.ok(out.added >= 1);
   assert.ok(out.modelCalls >= 2, "compression and the session end called the host's model");
+  assert.equal(out.retriedAfter503, true, "a failure with status 503 is retried by the core with the same request");
   assert.match(out.system, /^Be brief\.[\s\S]*<memory>[\s\S]*User lives in Lisbon[\s\S]*<\/memory>/, "after a restart, the new session recalls the extracted fact");
   assert.equal(out.last, scenario.question);
   assert.equal(out.hits[0], "User lives in Lisbon");
