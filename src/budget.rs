@@ -10,6 +10,7 @@ use crate::error::{Error, Result};
 /// 2000 for the response, and compression past 80% of the rest.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct BudgetOptions {
     pub context_window: u32,
     pub reserved_for_system: u32,
@@ -35,6 +36,7 @@ impl Default for BudgetOptions {
 /// Token usage reported by LLM calls.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Usage {
     pub calls: u64,
     pub input_tokens: u64,
@@ -50,6 +52,7 @@ impl Usage {
 /// The usage report, structured (the text form is [`TokenBudget::usage_report`]).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct UsageReport {
     pub calls: u64,
     pub input_tokens: u64,

@@ -16,6 +16,7 @@ use crate::tokens::{estimate_tokens, TokenizerId};
 /// and compress aggressively, yet retrieval still needs to know what ran.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum Kind {
     Conversation,
     Fact,
@@ -37,6 +38,7 @@ impl Kind {
 /// Who said it, in OpenAI chat terms.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum Role {
     System,
     User,
@@ -124,6 +126,7 @@ impl<'de> Deserialize<'de> for Scope {
 
 /// A function call requested by the assistant (OpenAI `tool_calls[]`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ToolCall {
     pub id: String,
     pub name: String,
@@ -133,6 +136,7 @@ pub struct ToolCall {
 /// Token counts of one entry, one slot per tokenizer, so switching tokenizer
 /// recounts once and windowing never recounts at all.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(optional_fields))]
 pub struct TokenCounts {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub estimate: Option<u32>,
@@ -166,6 +170,7 @@ impl TokenCounts {
 /// never supersedes another event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum Temporal {
     State,
     Event,
@@ -203,6 +208,7 @@ pub const MAX_MEMORY_CHARS: usize = 200;
 /// time decay treat old memories as fresh.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(optional_fields))]
 pub struct MemoryEntry {
     /// UUID v7: time-ordered, so ids sort in creation order.
     pub id: String,
@@ -218,6 +224,7 @@ pub struct MemoryEntry {
     /// 0.0 to 1.0; how much this memory should weigh in retrieval.
     #[serde(default = "default_importance")]
     pub importance: f32,
+    #[cfg_attr(feature = "ts", ts(as = "Option<_>"))]
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tool_calls: Vec<ToolCall>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -233,6 +240,7 @@ pub struct MemoryEntry {
     /// The ids of the messages a memory was drawn from (its provenance):
     /// set by session end, kept through supersede, so that forgetting a
     /// message can find what came from it.
+    #[cfg_attr(feature = "ts", ts(as = "Option<_>"))]
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sources: Vec<String>,
     /// State or event; absent on messages and on memories of earlier
@@ -262,6 +270,7 @@ pub const MAX_TIMESTAMP_MS: i64 = 253_402_300_799_999;
 /// but `content` has a default.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(optional_fields))]
 pub struct EntryInput {
     pub content: String,
     #[serde(default)]
@@ -272,14 +281,17 @@ pub struct EntryInput {
     pub scope: Option<Scope>,
     #[serde(default)]
     pub timestamp: Option<f64>,
+    #[cfg_attr(feature = "ts", ts(as = "Option<_>"))]
     #[serde(default)]
     pub metadata: BTreeMap<String, String>,
     #[serde(default)]
     pub importance: Option<f32>,
+    #[cfg_attr(feature = "ts", ts(as = "Option<_>"))]
     #[serde(default)]
     pub tool_calls: Vec<ToolCall>,
     #[serde(default)]
     pub tool_call_id: Option<String>,
+    #[cfg_attr(feature = "ts", ts(as = "Option<_>"))]
     #[serde(default)]
     pub sources: Vec<String>,
     #[serde(default)]

@@ -18,6 +18,7 @@ const CONCEPT_WEIGHT: f32 = 0.5;
 /// BM25 parameters.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "IndexOptions"))]
 pub struct Bm25Params {
     pub k1: f32,
     pub b: f32,

@@ -10,6 +10,7 @@ use crate::error::{Error, Result};
 /// How age lowers a score.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum Decay {
     /// No decay. The default: measured on LoCoMo, any decay costs recall
     /// when memories span weeks (see docs/benchmarks.md).
@@ -24,6 +25,7 @@ pub enum Decay {
 /// How lexical and vector scores combine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum Fusion {
     /// Min-max normalize each signal over the candidates, then weight.
     #[default]
@@ -34,6 +36,7 @@ pub enum Fusion {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct SearchOptions {
     pub top_k: u32,
     /// Only these scopes (default: all).

@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 /// Thresholds, with the design's defaults.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct DedupOptions {
     pub jaccard: f64,
     pub levenshtein: f64,
@@ -43,6 +44,7 @@ impl Default for DedupOptions {
 /// How a new text relates to an existing one.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase", tag = "kind")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum Similarity {
     Exact,
     /// The existing text contains the new one: nothing new to store.

@@ -50,6 +50,7 @@ pub const PENDING_WITHOUT_MODEL: u32 = 200;
 /// Options of a session, with the designs' defaults.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct SessionOptions {
     pub budget: BudgetOptions,
     /// Live messages may hold this many tokens before the oldest are evicted
@@ -90,13 +91,16 @@ impl Default for SessionOptions {
 /// A message as the caller adds it.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "MessageInput", optional_fields))]
 pub struct NewMessage {
     pub role: Option<Role>,
     pub content: String,
+    #[cfg_attr(feature = "ts", ts(as = "Option<_>"))]
     #[serde(default)]
     pub tool_calls: Vec<ToolCall>,
     #[serde(default)]
     pub tool_call_id: Option<String>,
+    #[cfg_attr(feature = "ts", ts(as = "Option<_>"))]
     #[serde(default)]
     pub metadata: std::collections::BTreeMap<String, String>,
     /// When it was said (ms since the epoch); default now. For importing
@@ -114,6 +118,7 @@ impl NewMessage {
 /// What a request asks for.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(optional_fields))]
 pub struct ContextRequest {
     /// The user's new message (also the long-term query).
     pub query: Option<String>,
@@ -166,6 +171,7 @@ impl SummaryCommit {
 /// Working-memory usage, for `usage()`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct SessionUsage {
     pub tokenizer: crate::tokens::TokenizerId,
     pub messages: u32,
