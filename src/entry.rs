@@ -301,21 +301,6 @@ pub struct EntryInput {
 }
 
 impl EntryInput {
-    pub const FIELDS: &'static [&'static str] = &[
-        "content",
-        "kind",
-        "role",
-        "scope",
-        "timestamp",
-        "metadata",
-        "importance",
-        "toolCalls",
-        "toolCallId",
-        "sources",
-        "temporal",
-        "validFrom",
-    ];
-
     /// Fills defaults (a user conversation message in the session, now) and
     /// validates the result.
     pub fn into_entry(self, now: i64, default_scope: Scope) -> Result<MemoryEntry> {

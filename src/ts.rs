@@ -100,7 +100,9 @@ fn optional_fields(body: &str) -> String {
 
 /// The declarations, in one text for the package's `.d.ts`.
 pub fn declarations() -> String {
-    use crate::{budget, embed, entry, error, llm, longterm, memory, redact, retrieval, store, tokens, working};
+    use crate::{
+        budget, embed, entry, error, llm, longterm, memory, redact, retrieval, store, tokens, working,
+    };
     let cfg = Config::new().with_large_int("number");
     [
         declare::<error::ErrorCode>(&cfg, false),

@@ -49,9 +49,6 @@ impl Default for LlmOptions {
 }
 
 impl LlmOptions {
-    pub const FIELDS: &'static [&'static str] =
-        &["timeoutMs", "maxRetries", "backoffMs", "concurrency", "maxSessionTokens", "maxOutputTokens"];
-
     pub fn validate(&self) -> Result<()> {
         if self.timeout_ms == 0 || self.concurrency == 0 || self.max_output_tokens == 0 {
             return Err(Error::invalid("timeoutMs, concurrency and maxOutputTokens must be positive"));

@@ -104,28 +104,6 @@ impl Default for SearchOptions {
 }
 
 impl SearchOptions {
-    pub const FIELDS: &'static [&'static str] = &[
-        "topK",
-        "scopes",
-        "perScopeTopK",
-        "now",
-        "decay",
-        "halfLifeDays",
-        "decayFloor",
-        "longTermWeight",
-        "importanceWeight",
-        "relativity",
-        "minScore",
-        "minCoverage",
-        "minCosine",
-        "mmrLambda",
-        "fusion",
-        "alpha",
-        "rrfK",
-        "truncateChars",
-        "asOf",
-    ];
-
     pub(super) fn validate(&self) -> Result<()> {
         let finite = [
             self.half_life_days,

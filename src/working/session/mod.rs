@@ -110,11 +110,6 @@ pub struct NewMessage {
     pub timestamp: Option<i64>,
 }
 
-impl NewMessage {
-    pub const FIELDS: &'static [&'static str] =
-        &["role", "content", "toolCalls", "toolCallId", "metadata", "timestamp"];
-}
-
 /// What a request asks for.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -137,8 +132,6 @@ impl ContextRequest {
     pub fn recall_query(&self) -> &str {
         self.recall.as_deref().or(self.query.as_deref()).unwrap_or_default()
     }
-
-    pub const FIELDS: &'static [&'static str] = &["query", "recall", "system", "tools"];
 }
 
 /// Where the long-term block of a request comes from. Retrieval implements it.
