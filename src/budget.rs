@@ -12,12 +12,17 @@ use crate::error::{Error, Result};
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct BudgetOptions {
+    /// Default 200000.
     pub context_window: u32,
+    /// Default 500.
     pub reserved_for_system: u32,
+    /// Default 800.
     pub reserved_for_tools: u32,
+    /// Default 2000.
     pub reserved_for_response: u32,
-    /// Share of the conversation budget past which compression is due. The
-    /// 20% margin absorbs the error of estimated counts.
+    /// Share of the conversation budget past which compression is due, in
+    /// (0, 1]. Default 0.8: the 20% margin absorbs the error of estimated
+    /// counts.
     pub compression_threshold: f64,
 }
 

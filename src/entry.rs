@@ -216,6 +216,7 @@ pub struct MemoryEntry {
     pub kind: Kind,
     pub role: Role,
     pub scope: Scope,
+    /// Milliseconds since the Unix epoch, kept exactly as created.
     pub timestamp: i64,
     /// The host's own fields, and a few the library reads: `category`
     /// (from session end) and [`ALIASES`].
@@ -275,15 +276,18 @@ pub struct EntryInput {
     pub content: String,
     #[serde(default)]
     pub kind: Option<Kind>,
+    /// Default "user".
     #[serde(default)]
     pub role: Option<Role>,
     #[serde(default)]
     pub scope: Option<Scope>,
+    /// Milliseconds since the epoch; default now.
     #[serde(default)]
     pub timestamp: Option<f64>,
     #[cfg_attr(feature = "ts", ts(as = "Option<_>"))]
     #[serde(default)]
     pub metadata: BTreeMap<String, String>,
+    /// 0 to 1; default 0.5.
     #[serde(default)]
     pub importance: Option<f32>,
     #[cfg_attr(feature = "ts", ts(as = "Option<_>"))]
@@ -292,10 +296,13 @@ pub struct EntryInput {
     #[serde(default)]
     pub tool_call_id: Option<String>,
     #[cfg_attr(feature = "ts", ts(as = "Option<_>"))]
+    /// The ids of the messages it was drawn from.
     #[serde(default)]
     pub sources: Vec<String>,
+    /// Default: an event when the text names a date, else a state.
     #[serde(default)]
     pub temporal: Option<Temporal>,
+    /// When it became true in the world (ms); default: the date an event names.
     #[serde(default)]
     pub valid_from: Option<f64>,
 }

@@ -76,7 +76,9 @@ impl Place {
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct RedactionStats {
     pub total: u32,
+    /// By placeholder, lower case: "email", "phone", "card", "iban", "secret", or the host pattern's name.
     pub by_kind: BTreeMap<String, u32>,
+    /// "message", "memory", "summary", "import", "query".
     pub by_place: BTreeMap<String, u32>,
 }
 

@@ -21,9 +21,11 @@ use serde::{Deserialize, Serialize};
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct DedupOptions {
+    /// Character-bigram Jaccard threshold. Default 0.7.
     pub jaccard: f64,
+    /// Levenshtein similarity threshold for short texts. Default 0.8.
     pub levenshtein: f64,
-    /// Texts up to this many characters (both) are compared by Levenshtein.
+    /// Texts up to this many characters (both) are compared by Levenshtein. Default 100.
     pub short_text_chars: usize,
 }
 

@@ -75,7 +75,7 @@ struct Keys {
 #[serde(rename_all = "camelCase")]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct EncryptionStats {
-    /// The id of the key new values are sealed under.
+    /// The id of the key new values are sealed under (a key check value, not the key).
     pub key_id: String,
     /// Values resealed under it by this instance (rotation, migration).
     pub resealed: u32,

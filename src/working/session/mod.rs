@@ -93,11 +93,14 @@ impl Default for SessionOptions {
 #[serde(rename_all = "camelCase")]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "MessageInput", optional_fields))]
 pub struct NewMessage {
+    /// Default "user".
     pub role: Option<Role>,
     pub content: String,
+    /// Assistant messages: the calls requested.
     #[cfg_attr(feature = "ts", ts(as = "Option<_>"))]
     #[serde(default)]
     pub tool_calls: Vec<ToolCall>,
+    /// Tool messages: the id of the call this answers.
     #[serde(default)]
     pub tool_call_id: Option<String>,
     #[cfg_attr(feature = "ts", ts(as = "Option<_>"))]
@@ -115,12 +118,15 @@ pub struct NewMessage {
 #[serde(rename_all = "camelCase")]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(optional_fields))]
 pub struct ContextRequest {
-    /// The user's new message (also the long-term query).
+    /// The user's new message: stored as the turn's user message and sent
+    /// last, unless the turn holds it already (a retry, a tool step); also
+    /// the long-term query.
     pub query: Option<String>,
     /// What to recall long-term memory with instead of `query`, never
     /// appended: for a request whose new message is already in the history
     /// (a tool step of a turn, or a framework that records before it asks).
     pub recall: Option<String>,
+    /// The pinned system prompt.
     pub system: Option<String>,
     /// Tool definitions as the JSON that will be sent (counted as is).
     #[serde(skip)]
