@@ -59,7 +59,8 @@ fn declare<T: TS>(cfg: &Config, all_optional: bool) -> String {
 
 /// `{ a: T, b: U, }` with every field optional: `{ a?: T, b?: U, }`. A
 /// field starts where the body is at its own depth, after `{`, `,` or a doc
-/// comment; nested object types and strings are passed over.
+/// comment; nested object types, generics and strings are passed over.
+/// (ts-rs writes no function types, whose `=>` this would misread.)
 fn optional_fields(body: &str) -> String {
     let mut out = String::with_capacity(body.len() + 32);
     let (mut depth, mut in_string, mut in_comment, mut field_start) = (0, None, false, false);
