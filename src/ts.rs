@@ -99,7 +99,9 @@ fn optional_fields(body: &str) -> String {
     out
 }
 
-/// The declarations, in one text for the package's `.d.ts`.
+/// The declarations, in one text for the package's `.d.ts`. The types
+/// flattened into others (`RecordStats`, `LongTermStats`, `EmbedStats`)
+/// derive `TS` for that, and are not declared on their own.
 pub fn declarations() -> String {
     use crate::{
         budget, embed, entry, error, llm, longterm, memory, redact, retrieval, store, tokens, working,
@@ -141,10 +143,8 @@ pub fn declarations() -> String {
         declare::<retrieval::Explain>(&cfg, false),
         declare::<retrieval::Hit>(&cfg, false),
         declare::<retrieval::Origin>(&cfg, false),
-        declare::<longterm::RecordStats>(&cfg, false),
         declare::<longterm::ExportDocument>(&cfg, false),
         declare::<longterm::ImportReport>(&cfg, false),
-        declare::<longterm::LongTermStats>(&cfg, false),
         declare::<longterm::dedup::DedupOptions>(&cfg, true),
         declare::<longterm::dedup::Similarity>(&cfg, false),
         declare::<longterm::dedup::Change>(&cfg, false),
@@ -153,7 +153,6 @@ pub fn declarations() -> String {
         declare::<store::sealed::SealedExport>(&cfg, false),
         declare::<store::damage::Damaged>(&cfg, false),
         declare::<embed::EmbedOptions>(&cfg, true),
-        declare::<embed::EmbedStats>(&cfg, false),
         declare::<memory::MemoryStats>(&cfg, false),
         declare::<memory::EmbeddingStats>(&cfg, false),
         declare::<redact::RedactOptions>(&cfg, true),
