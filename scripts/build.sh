@@ -18,6 +18,13 @@ if [ ! -f pkg/packs/o200k.amtk ] || [ -n "$(find "${packs_src[@]}" -newer pkg/pa
   cargo run --release --quiet --features pack-builder --bin build-packs -- pkg/packs
 fi
 
+# The declarations of every option and result object, generated from the
+# core's serde types (src/ts.rs), after wasm-bindgen's (the classes and the
+# hand-written part in src/wasm/types.rs). A native debug build: seconds
+# once the test build's dependencies are there.
+cargo run --quiet --features ts --bin build-types -- target/types.d.ts
+cat target/types.d.ts >> pkg/agent_memory.d.ts
+
 cp js/index.js js/node.js js/guard.js js/workerd.js js/deno.js js/index.d.ts js/package.json README.md LICENSE-MIT LICENSE-APACHE CHANGELOG.md pkg/
 mkdir -p pkg/adapters && cp js/adapters/* pkg/adapters/
 mkdir -p pkg/integrations && cp js/integrations/* pkg/integrations/

@@ -11,6 +11,7 @@ bash scripts/bootstrap.sh
 echo "== lint"
 cargo fmt --all --check
 cargo clippy --all-targets --quiet -- -D warnings
+cargo clippy --features ts --lib --bin build-types --quiet -- -D warnings
 cargo clippy --target wasm32-unknown-unknown --all-targets --quiet -- -D warnings
 cargo clippy -p agent-memory-component --target wasm32-wasip2 --quiet -- -D warnings
 

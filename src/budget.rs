@@ -10,13 +10,19 @@ use crate::error::{Error, Result};
 /// 2000 for the response, and compression past 80% of the rest.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct BudgetOptions {
+    /// Default 200000.
     pub context_window: u32,
+    /// Default 500.
     pub reserved_for_system: u32,
+    /// Default 800.
     pub reserved_for_tools: u32,
+    /// Default 2000.
     pub reserved_for_response: u32,
-    /// Share of the conversation budget past which compression is due. The
-    /// 20% margin absorbs the error of estimated counts.
+    /// Share of the conversation budget past which compression is due, in
+    /// (0, 1]. Default 0.8: the 20% margin absorbs the error of estimated
+    /// counts.
     pub compression_threshold: f64,
 }
 
@@ -35,6 +41,7 @@ impl Default for BudgetOptions {
 /// Token usage reported by LLM calls.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Usage {
     pub calls: u64,
     pub input_tokens: u64,
@@ -50,6 +57,7 @@ impl Usage {
 /// The usage report, structured (the text form is [`TokenBudget::usage_report`]).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct UsageReport {
     pub calls: u64,
     pub input_tokens: u64,

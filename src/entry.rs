@@ -16,6 +16,7 @@ use crate::tokens::{estimate_tokens, TokenizerId};
 /// and compress aggressively, yet retrieval still needs to know what ran.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum Kind {
     Conversation,
     Fact,
@@ -37,6 +38,7 @@ impl Kind {
 /// Who said it, in OpenAI chat terms.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum Role {
     System,
     User,
@@ -124,6 +126,7 @@ impl<'de> Deserialize<'de> for Scope {
 
 /// A function call requested by the assistant (OpenAI `tool_calls[]`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ToolCall {
     pub id: String,
     pub name: String,
@@ -133,6 +136,7 @@ pub struct ToolCall {
 /// Token counts of one entry, one slot per tokenizer, so switching tokenizer
 /// recounts once and windowing never recounts at all.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(optional_fields))]
 pub struct TokenCounts {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub estimate: Option<u32>,
@@ -166,6 +170,7 @@ impl TokenCounts {
 /// never supersedes another event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum Temporal {
     State,
     Event,
@@ -203,6 +208,7 @@ pub const MAX_MEMORY_CHARS: usize = 200;
 /// time decay treat old memories as fresh.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(optional_fields))]
 pub struct MemoryEntry {
     /// UUID v7: time-ordered, so ids sort in creation order.
     pub id: String,
@@ -210,6 +216,7 @@ pub struct MemoryEntry {
     pub kind: Kind,
     pub role: Role,
     pub scope: Scope,
+    /// Milliseconds since the Unix epoch, kept exactly as created.
     pub timestamp: i64,
     /// The host's own fields, and a few the library reads: `category`
     /// (from session end) and [`ALIASES`].
@@ -218,6 +225,7 @@ pub struct MemoryEntry {
     /// 0.0 to 1.0; how much this memory should weigh in retrieval.
     #[serde(default = "default_importance")]
     pub importance: f32,
+    #[cfg_attr(feature = "ts", ts(as = "Option<_>"))]
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tool_calls: Vec<ToolCall>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -233,6 +241,7 @@ pub struct MemoryEntry {
     /// The ids of the messages a memory was drawn from (its provenance):
     /// set by session end, kept through supersede, so that forgetting a
     /// message can find what came from it.
+    #[cfg_attr(feature = "ts", ts(as = "Option<_>"))]
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sources: Vec<String>,
     /// State or event; absent on messages and on memories of earlier
@@ -262,48 +271,43 @@ pub const MAX_TIMESTAMP_MS: i64 = 253_402_300_799_999;
 /// but `content` has a default.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(optional_fields))]
 pub struct EntryInput {
     pub content: String,
     #[serde(default)]
     pub kind: Option<Kind>,
+    /// Default "user".
     #[serde(default)]
     pub role: Option<Role>,
     #[serde(default)]
     pub scope: Option<Scope>,
+    /// Milliseconds since the epoch; default now.
     #[serde(default)]
     pub timestamp: Option<f64>,
+    #[cfg_attr(feature = "ts", ts(as = "Option<_>"))]
     #[serde(default)]
     pub metadata: BTreeMap<String, String>,
+    /// 0 to 1; default 0.5.
     #[serde(default)]
     pub importance: Option<f32>,
+    #[cfg_attr(feature = "ts", ts(as = "Option<_>"))]
     #[serde(default)]
     pub tool_calls: Vec<ToolCall>,
     #[serde(default)]
     pub tool_call_id: Option<String>,
+    #[cfg_attr(feature = "ts", ts(as = "Option<_>"))]
+    /// The ids of the messages it was drawn from.
     #[serde(default)]
     pub sources: Vec<String>,
+    /// Default: an event when the text names a date, else a state.
     #[serde(default)]
     pub temporal: Option<Temporal>,
+    /// When it became true in the world (ms); default: the date an event names.
     #[serde(default)]
     pub valid_from: Option<f64>,
 }
 
 impl EntryInput {
-    pub const FIELDS: &'static [&'static str] = &[
-        "content",
-        "kind",
-        "role",
-        "scope",
-        "timestamp",
-        "metadata",
-        "importance",
-        "toolCalls",
-        "toolCallId",
-        "sources",
-        "temporal",
-        "validFrom",
-    ];
-
     /// Fills defaults (a user conversation message in the session, now) and
     /// validates the result.
     pub fn into_entry(self, now: i64, default_scope: Scope) -> Result<MemoryEntry> {

@@ -7,6 +7,11 @@ use std::fmt;
 /// Stable error codes. The string forms are part of the public API: JS
 /// callers match on them, so they never change once released.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(
+    feature = "ts",
+    derive(ts_rs::TS),
+    ts(rename = "CoreErrorCode", rename_all = "SCREAMING_SNAKE_CASE")
+)]
 pub enum ErrorCode {
     /// An argument or option is missing, of the wrong type, or out of range.
     InvalidInput,

@@ -88,6 +88,8 @@ mod semaphore;
 pub mod store;
 mod text;
 pub mod tokens;
+#[cfg(all(feature = "ts", not(target_arch = "wasm32")))]
+pub mod ts;
 pub mod working;
 
 #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]

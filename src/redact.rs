@@ -27,6 +27,7 @@ use serde::{Deserialize, Serialize};
 /// Which built-in detectors run (all by default).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct RedactOptions {
     pub email: bool,
     pub phone: bool,
@@ -72,9 +73,12 @@ impl Place {
 /// What was redacted: counts by kind and by place.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct RedactionStats {
     pub total: u32,
+    /// By placeholder, lower case: "email", "phone", "card", "iban", "secret", or the host pattern's name.
     pub by_kind: BTreeMap<String, u32>,
+    /// "message", "memory", "summary", "import", "query".
     pub by_place: BTreeMap<String, u32>,
 }
 

@@ -43,7 +43,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("long-term memory", &["longterm"]),
     ("the model's part", &["llm"]),
     ("memory", &["memory"]),
-    ("JS binding", &["wasm"]),
+    ("JS binding and its TypeScript declarations", &["wasm", "ts"]),
 ];
 
 /// The longest a source file outside the tests may be, in lines.

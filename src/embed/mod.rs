@@ -20,6 +20,7 @@ use crate::semaphore::Semaphore;
 /// How embedder calls are governed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct EmbedOptions {
     /// Texts per call. Default 64 (what hosted embedding APIs take easily).
     pub batch_size: u32,
@@ -47,6 +48,7 @@ impl EmbedOptions {
 /// Embedder calls so far.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct EmbedStats {
     pub model: String,
     pub calls: u64,

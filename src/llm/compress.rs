@@ -42,6 +42,7 @@ const CHUNK_SUMMARY_MAX_TOKENS: u32 = CHUNK_SUMMARY_WORDS * 4;
 /// What one compression did.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct CompressReport {
     /// Messages the new summary covers that the old one did not.
     pub messages: u32,

@@ -66,10 +66,12 @@ impl Default for EndSessionOptions {
 /// What one session end did.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct EndSessionReport {
     /// Messages processed now (not seen by an earlier session end).
     pub new_messages: u32,
     /// Who judged: "llm", "rules" (the model failed) or "none" (nothing new).
+    #[cfg_attr(feature = "ts", ts(type = "\"llm\" | \"rules\" | \"none\""))]
     pub judge: &'static str,
     pub candidates: u32,
     pub added: u32,

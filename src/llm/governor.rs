@@ -19,6 +19,7 @@ use crate::tokens::Tokenizer;
 /// How model calls are governed. Defaults suit a hosted chat model.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "LlmGovernorOptions"))]
 pub struct LlmOptions {
     /// One attempt may take this long before it is abandoned. Default 60 s.
     pub timeout_ms: u32,
@@ -48,9 +49,6 @@ impl Default for LlmOptions {
 }
 
 impl LlmOptions {
-    pub const FIELDS: &'static [&'static str] =
-        &["timeoutMs", "maxRetries", "backoffMs", "concurrency", "maxSessionTokens", "maxOutputTokens"];
-
     pub fn validate(&self) -> Result<()> {
         if self.timeout_ms == 0 || self.concurrency == 0 || self.max_output_tokens == 0 {
             return Err(Error::invalid("timeoutMs, concurrency and maxOutputTokens must be positive"));
@@ -89,6 +87,7 @@ impl Purpose {
 /// Calls and tokens of one purpose.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct PurposeStats {
     pub calls: u64,
     pub input_tokens: u64,
@@ -98,6 +97,7 @@ pub struct PurposeStats {
 /// Everything the governor saw, for `stats()` and the benchmarks.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct LlmStats {
     /// Successful calls.
     pub calls: u64,

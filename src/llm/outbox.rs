@@ -17,6 +17,7 @@ use crate::store::{damage, DamageLog, Store};
 /// Work owed for one session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(optional_fields))]
 pub struct OutboxRecord {
     pub session_id: String,
     /// When the work was first asked for (ms since the epoch).

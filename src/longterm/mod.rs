@@ -85,6 +85,7 @@ impl Default for LongTermOptions {
 /// Searches, counted per day and scope, plus the store's own figures.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct LongTermStats {
     #[serde(flatten)]
     pub long_term: RecordStats,

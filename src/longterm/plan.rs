@@ -20,6 +20,7 @@ use crate::longterm::log::View;
 /// What happened to a memory handed to `remember`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase", tag = "outcome")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum Remembered {
     /// Stored as new.
     Stored { entry: MemoryEntry },
@@ -29,6 +30,7 @@ pub enum Remembered {
     Superseded {
         entry: MemoryEntry,
         superseded: Vec<String>,
+        #[cfg_attr(feature = "ts", ts(optional))]
         #[serde(skip_serializing_if = "Option::is_none")]
         change: Option<Change>,
     },

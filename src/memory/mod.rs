@@ -143,6 +143,7 @@ pub enum Task {
 /// Long-term figures, with the records that could not be read.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(optional_fields))]
 pub struct MemoryStats {
     #[serde(flatten)]
     pub longterm: LongTermStats,
@@ -161,6 +162,7 @@ pub struct MemoryStats {
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct EmbeddingStats {
     #[serde(flatten)]
     pub calls: EmbedStats,

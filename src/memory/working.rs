@@ -12,8 +12,11 @@ use crate::store::Store;
 use crate::working::context::Context;
 use crate::working::session::{ContextRequest, LongTermBlock, LongTermSource, NewMessage};
 
-/// A request as a framework adapter sends it ([`Memory::sent_entries`]).
+/// A request as a framework adapter sends it ([`Memory::sent_entries`]):
+/// the system text (absent when there is none) and the stored entries of
+/// the history it sends, in order.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(optional_fields))]
 pub struct SentEntries {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub system: Option<String>,

@@ -7,6 +7,7 @@ use crate::entry::Scope;
 /// Why a hit scored what it did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Explain {
     pub bm25: f64,
     /// The IDF-weighted share of the query's terms the hit contains, in
@@ -25,6 +26,7 @@ pub struct Explain {
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(optional_fields))]
 pub struct Hit {
     pub id: String,
     pub score: f64,
@@ -35,9 +37,11 @@ pub struct Hit {
     pub explain: Explain,
     /// Where the hit came from, when its document says (`source`,
     /// `session`, `role`: a long-term fact, a session summary, a past turn).
+    #[cfg_attr(feature = "ts", ts(skip))] // flat and optional in TS: src/wasm/types.rs
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub origin: Option<Origin>,
     /// A fact's provenance: the ids of the messages it was drawn from.
+    #[cfg_attr(feature = "ts", ts(as = "Option<_>"))]
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub sources: Vec<String>,
     /// The text was cut to `truncateChars` (the long-term block reports it).
@@ -56,6 +60,7 @@ pub fn cut_text(text: &str, chars: u32) -> (String, bool) {
 /// What a hit of long-term recall is.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase", tag = "source")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum Origin {
     /// A long-term memory.
     Fact,

@@ -18,10 +18,13 @@ const CONCEPT_WEIGHT: f32 = 0.5;
 /// BM25 parameters.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "IndexOptions"))]
 pub struct Bm25Params {
+    /// Default 1.2.
     pub k1: f32,
+    /// Default 0.75.
     pub b: f32,
-    /// Weight of the context field relative to the text.
+    /// Weight of the context field relative to the text. Default 0.5.
     pub context_weight: f32,
 }
 

@@ -10,6 +10,7 @@ use crate::error::{Error, Result};
 /// How age lowers a score.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum Decay {
     /// No decay. The default: measured on LoCoMo, any decay costs recall
     /// when memories span weeks (see docs/benchmarks.md).
@@ -24,6 +25,7 @@ pub enum Decay {
 /// How lexical and vector scores combine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum Fusion {
     /// Min-max normalize each signal over the candidates, then weight.
     #[default]
@@ -34,7 +36,9 @@ pub enum Fusion {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct SearchOptions {
+    /// Default 10.
     pub top_k: u32,
     /// Only these scopes (default: all).
     pub scopes: Option<Vec<Scope>>,
@@ -42,16 +46,19 @@ pub struct SearchOptions {
     pub per_scope_top_k: Option<u32>,
     /// "Now" for time decay, ms since the epoch (default: the clock).
     pub now: Option<i64>,
+    /// Default "none" (measured best on LoCoMo); "linear24h" is the design's preset.
     pub decay: Decay,
+    /// Default 30.
     pub half_life_days: f64,
+    /// Default 0.5.
     pub decay_floor: f64,
-    /// Multiplier for long-term memories over session messages (the design's 1.2).
+    /// Multiplier for long-term memories over session messages (the design's 1.2, the default).
     pub long_term_weight: f64,
-    /// How much importance moves a score: `x (1 + w (importance - 0.5))`.
+    /// How much importance moves a score: `x (1 + w (importance - 0.5))`. Default 0.
     pub importance_weight: f64,
-    /// Drop hits scoring below this share of the best hit.
+    /// Drop hits scoring below this share of the best hit. Default 0.
     pub relativity: f64,
-    /// Drop hits scoring below this (scores are in [0, 1] before weights).
+    /// Drop hits scoring below this (scores are in [0, 1] before weights). Default 0.
     pub min_score: f64,
     /// An absolute floor on the query: nothing is returned unless the hits
     /// together match at least this share of it lexically (the IDF-weighted
@@ -63,11 +70,13 @@ pub struct SearchOptions {
     pub min_cosine: f64,
     /// MMR trade-off between relevance (1.0) and novelty; off when absent.
     pub mmr_lambda: Option<f64>,
+    /// Default "minmax".
     pub fusion: Fusion,
-    /// Weight of the lexical signal in min-max fusion.
+    /// Weight of the lexical signal in min-max fusion. Default 0.5.
     pub alpha: f64,
+    /// Default 60.
     pub rrf_k: f64,
-    /// Hit texts are cut to this many characters.
+    /// Hit texts are cut to this many characters. Default 1000.
     pub truncate_chars: u32,
     /// Answer as of this time (ms): long-term memories in force then (also
     /// ones superseded since) and turns said by then; decay counts from it.
@@ -101,28 +110,6 @@ impl Default for SearchOptions {
 }
 
 impl SearchOptions {
-    pub const FIELDS: &'static [&'static str] = &[
-        "topK",
-        "scopes",
-        "perScopeTopK",
-        "now",
-        "decay",
-        "halfLifeDays",
-        "decayFloor",
-        "longTermWeight",
-        "importanceWeight",
-        "relativity",
-        "minScore",
-        "minCoverage",
-        "minCosine",
-        "mmrLambda",
-        "fusion",
-        "alpha",
-        "rrfK",
-        "truncateChars",
-        "asOf",
-    ];
-
     pub(super) fn validate(&self) -> Result<()> {
         let finite = [
             self.half_life_days,

@@ -14,6 +14,7 @@ use serde::Serialize;
 /// A record that was skipped.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Damaged {
     pub key: String,
     /// Why it could not be read.

@@ -21,6 +21,7 @@ use vocab::Vocabulary;
 /// Which counter produced a count.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum TokenizerId {
     Estimate,
     Cl100k,

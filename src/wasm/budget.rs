@@ -16,17 +16,7 @@ impl JsTokenBudget {
     #[wasm_bindgen(constructor)]
     pub fn new(options: Option<JsBudgetOptions>) -> Result<JsTokenBudget, JsValue> {
         let options: BudgetOptions = match options {
-            Some(o) if !o.is_undefined() && !o.is_null() => from_js(
-                o.into(),
-                "budget options",
-                &[
-                    "contextWindow",
-                    "reservedForSystem",
-                    "reservedForTools",
-                    "reservedForResponse",
-                    "compressionThreshold",
-                ],
-            )?,
+            Some(o) if !o.is_undefined() && !o.is_null() => from_js(o.into(), "budget options", &[])?,
             _ => BudgetOptions::default(),
         };
         TokenBudget::new(options).map(JsTokenBudget).map_err(js_error)

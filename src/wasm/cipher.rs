@@ -52,7 +52,7 @@ pub fn parse_encryption(value: JsValue) -> std::result::Result<(JsCipher, bool),
     let key = take_field(&copy, "key")?;
     let previous = take_field(&copy, "previousKeys")?;
     let migrate = take_field(&copy, "migrate")?;
-    super::check_fields(&copy, "encryption option", &[])?;
+    super::check_fields(&copy, "encryption option", &[], &[])?;
     check_key(&key, "encryption.key")?;
     let mut keys = vec![key];
     if !previous.is_undefined() {

@@ -22,19 +22,31 @@ impl From<Error> for JsValue {
     }
 }
 
-/// Rejects keys of `value` outside `fields`: a misspelt option (`maxTokenz`)
-/// is an error that lists what is accepted, not a silently ignored key.
-pub(crate) fn check_fields(value: &JsValue, what: &str, fields: &[&str]) -> Result<(), JsValue> {
+/// Rejects keys of `value` outside `fields` and `extra`: a misspelt option
+/// (`maxTokenz`) is an error that lists what is accepted, not a silently
+/// ignored key.
+pub(crate) fn check_fields(
+    value: &JsValue,
+    what: &str,
+    fields: &[&str],
+    extra: &[&str],
+) -> Result<(), JsValue> {
     for key in js_sys::Object::keys(value.unchecked_ref::<js_sys::Object>()).iter() {
         let key = key.as_string().unwrap_or_default();
-        if !fields.contains(&key.as_str()) {
+        if !fields.contains(&key.as_str()) && !extra.contains(&key.as_str()) {
             return Err(js_error(Error::invalid(format!(
                 "unknown {what} {key:?}; expected one of: {}",
-                fields.join(", ")
+                [fields, extra].concat().join(", ")
             ))));
         }
     }
     Ok(())
+}
+
+/// The fields serde reads into `T`, as JS spells them (`rename_all`
+/// applied): the one list of what an options object may hold.
+pub(crate) fn fields_of<T: serde::de::DeserializeOwned>() -> &'static [&'static str] {
+    serde_aux::serde_introspection::serde_introspect::<T>()
 }
 
 /// `JSON.stringify` of an object or array, as a typed error for anything
@@ -48,8 +60,9 @@ pub(crate) fn json_of(value: &JsValue, what: &str) -> Result<String, JsValue> {
 }
 
 /// Converts a JS options object into a core type, naming what was expected.
-/// `fields` lists the keys it may have: a misspelt option (`maxTokenz`) is
-/// an error, not a silently ignored key.
+/// It may have the type's own fields (serde's, read from the type) and the
+/// `extra` keys the caller took out before (a `vector`, a hook): a misspelt
+/// option (`maxTokenz`) is an error that lists them, not an ignored key.
 ///
 /// Through JSON: `JSON.stringify` and one serde_json reader per type, which
 /// honours `deny_unknown_fields` at every depth (`budget: { contextWindw }`
@@ -61,12 +74,12 @@ pub(crate) fn json_of(value: &JsValue, what: &str) -> Result<String, JsValue> {
 pub(crate) fn from_js<T: serde::de::DeserializeOwned>(
     value: JsValue,
     what: &str,
-    fields: &[&str],
+    extra: &[&str],
 ) -> Result<T, JsValue> {
     if !value.is_object() || js_sys::Array::is_array(&value) {
         return Err(js_error(Error::invalid(format!("{what} must be an object"))));
     }
-    check_fields(&value, &format!("{what} field"), fields)?;
+    check_fields(&value, &format!("{what} field"), fields_of::<T>(), extra)?;
     // Stringified first: a cycle or a BigInt fails here, before the walk,
     // which only a `null` in the text calls for (NaN and Infinity become
     // `null`): the common input crosses the boundary once.

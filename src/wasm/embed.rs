@@ -43,11 +43,8 @@ pub fn parse_embed_option(
     options: JsValue,
 ) -> std::result::Result<(JsEmbedder, EmbedOptions), JsValue> {
     let model = (!model.is_undefined()).then(|| js_string(&model, "embedModel")).transpose()?;
-    let options: EmbedOptions = if options.is_undefined() {
-        EmbedOptions::default()
-    } else {
-        from_js(options, "embedOptions", &["batchSize", "concurrency", "timeoutMs"])?
-    };
+    let options: EmbedOptions =
+        if options.is_undefined() { EmbedOptions::default() } else { from_js(options, "embedOptions", &[])? };
     options.validate()?;
     let embedder = if let Some(f) = embed.dyn_ref::<Function>() {
         let model =
@@ -59,7 +56,7 @@ pub fn parse_embed_option(
         let endpoint = js_string(&take_field(&copy, "endpoint")?, "embed.endpoint")?;
         let http_model = js_string(&take_field(&copy, "model")?, "embed.model")?;
         let headers = take_field(&copy, "headers")?;
-        super::check_fields(&copy, "embed option", &[])?;
+        super::check_fields(&copy, "embed option", &[], &[])?;
         let fetch = match fetch.dyn_into::<Function>() {
             Ok(f) => f,
             Err(v) if v.is_undefined() || v.is_null() => default_fetch("embed.fetch")?,

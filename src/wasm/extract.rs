@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
 
-use super::{from_js, now_ms, to_js};
+use super::{fields_of, from_js, now_ms, to_js};
 use crate::entry::Role;
 use crate::extract::{extract, ExtractOptions, Turn};
 
@@ -35,8 +35,6 @@ struct ExtractedOutput<'a> {
     importance: f32,
 }
 
-const MESSAGE_FIELDS: &[&str] = &["id", "role", "content", "timestamp"];
-
 /// An entry of this library (`sessionHistory()`'s, which has a `kind`) is
 /// read for its message fields, so a session's history passes as it is;
 /// any other object is checked field by field.
@@ -46,7 +44,7 @@ fn message_fields(m: JsValue) -> JsValue {
         return m;
     }
     let picked = js_sys::Object::new();
-    for key in MESSAGE_FIELDS {
+    for key in fields_of::<MessageInput>() {
         let _ = js_sys::Reflect::set(&picked, &(*key).into(), &get(key));
     }
     picked.into()
@@ -66,12 +64,12 @@ pub fn extract_memories(
     }
     let messages: Vec<MessageInput> = js_sys::Array::from(&messages)
         .iter()
-        .map(|m| from_js(message_fields(m), "message", MESSAGE_FIELDS))
+        .map(|m| from_js(message_fields(m), "message", &[]))
         .collect::<Result<_, _>>()?;
     let options: OptionsInput = if options.is_undefined() || options.is_null() {
         OptionsInput::default()
     } else {
-        from_js(options, "extract options", &["userName", "threshold"])?
+        from_js(options, "extract options", &[])?
     };
     let options = ExtractOptions::new(options.user_name, options.threshold)?;
     let now = now_ms();

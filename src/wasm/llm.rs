@@ -49,7 +49,7 @@ pub fn parse_llm_option(value: JsValue) -> std::result::Result<(JsLlm, LlmOption
     let model = take_field(&copy, "model")?;
     let headers = take_field(&copy, "headers")?;
     let temperature = take_field(&copy, "temperature")?;
-    let options: LlmOptions = from_js(copy, "llm options", LlmOptions::FIELDS)?;
+    let options: LlmOptions = from_js(copy, "llm options", &[])?;
     options.validate().map_err(super::js_error)?;
     let transport = if let Some(f) = complete.dyn_ref::<Function>() {
         Transport::Function(f.clone())

@@ -55,18 +55,6 @@ impl LongTermSource for JsLongTerm {
     }
 }
 
-/// The fields of `SessionOptions`, as JS spells them.
-const SESSION_FIELDS: &[&str] = &[
-    "budget",
-    "maxTokens",
-    "retainRecentRounds",
-    "maxCachedMessages",
-    "contextRounds",
-    "maxWindowTokens",
-    "summaryBudget",
-    "longTermBudget",
-];
-
 /// The fields `Memory.open` takes besides the session's.
 const OPEN_FIELDS: &[&str] = &[
     "namespace",
@@ -114,7 +102,7 @@ fn end_session_signal(options: &JsValue) -> std::result::Result<Option<JsValue>,
     if !options.is_object() || js_sys::Array::is_array(options) {
         return Err(Error::invalid("endSession options must be an object").into());
     }
-    check_fields(options, "endSession option", &["signal"])?;
+    check_fields(options, "endSession option", &["signal"], &[])?;
     let Some(signal) = optional(js_sys::Reflect::get(options, &"signal".into())?) else { return Ok(None) };
     let listens = js_sys::Reflect::get(&signal, &"addEventListener".into()).is_ok_and(|f| f.is_function());
     if !signal.is_object() || !listens {
@@ -146,15 +134,14 @@ async fn parse_open(options: JsValue) -> std::result::Result<(MemoryOptions, Por
     if !options.is_object() {
         return Err(Error::invalid("Memory.open needs an options object").into());
     }
-    let all: Vec<&str> = OPEN_FIELDS.iter().chain(SESSION_FIELDS).copied().collect();
     // Work on a shallow copy: hooks and the store are taken out, the rest is data.
     let copy = shallow_copy(&options);
-    super::check_fields(&copy, "Memory.open option", &all)?;
+    super::check_fields(&copy, "Memory.open option", OPEN_FIELDS, super::fields_of::<SessionOptions>())?;
     let store_spec = take_field(&copy, "store")?;
     let agent_id = optional(take_field(&copy, "agentId")?).map(|v| js_string(&v, "agentId")).transpose()?;
     let dedup = match optional(take_field(&copy, "dedup")?) {
         None => Default::default(),
-        Some(v) => from_js(v, "dedup options", &["jaccard", "levenshtein", "shortTextChars"])?,
+        Some(v) => from_js(v, "dedup options", &[])?,
     };
     let (llm, llm_options) = match optional(take_field(&copy, "llm")?) {
         None => (None, Default::default()),
@@ -200,7 +187,7 @@ async fn parse_open(options: JsValue) -> std::result::Result<(MemoryOptions, Por
     let pinned_profile = u32_field(&copy, "pinnedProfile", 0)?;
     let namespace = js_string(&take_field(&copy, "namespace")?, "namespace")?;
     let session_id = js_string(&take_field(&copy, "sessionId")?, "sessionId")?;
-    let session: SessionOptions = from_js(copy, "memory options", SESSION_FIELDS)?;
+    let session: SessionOptions = from_js(copy, "memory options", &[])?;
     memory::validate_namespace(&namespace)?;
     let store = open_store(store_spec, &namespace, timeout_ms).await?;
     let options = MemoryOptions {
@@ -262,7 +249,7 @@ fn undefined<T>(_: &T) -> std::result::Result<JsValue, JsValue> {
 
 /// A memory to store, from a JS `EntryInput`.
 fn parse_entry(value: JsValue) -> std::result::Result<crate::entry::MemoryEntry, JsValue> {
-    let input: EntryInput = from_js(value, "memory", EntryInput::FIELDS)?;
+    let input: EntryInput = from_js(value, "memory", &[])?;
     Ok(input.into_entry(super::now_ms(), Scope::User)?)
 }
 
@@ -317,7 +304,7 @@ impl JsMemory {
     /// Stores a message (store first, then memory) and returns the entry.
     #[wasm_bindgen(unchecked_return_type = "Promise<MemoryEntry>")]
     pub fn add(&self, message: JsMessageInput) -> Promise {
-        let parsed = from_js::<NewMessage>(message.into(), "message", NewMessage::FIELDS);
+        let parsed = from_js::<NewMessage>(message.into(), "message", &[]);
         let m = self.0.clone();
         promise(async move { Ok(m.add(parsed?).await?) }, to_js)
     }
@@ -614,7 +601,7 @@ impl JsMemory {
             Some(o) if !o.is_object() || js_sys::Array::is_array(&o) => {
                 Err(Error::invalid("memories options must be an object: { asOf?: number }").into())
             }
-            Some(o) => check_fields(&o, "memories option", &["asOf"]).and_then(|()| {
+            Some(o) => check_fields(&o, "memories option", &["asOf"], &[]).and_then(|()| {
                 let at = js_sys::Reflect::get(&o, &"asOf".into())?;
                 match at.as_f64() {
                     Some(ms) if ms.fract() == 0.0 => Ok(memory::MemoriesOptions { as_of: Some(ms as i64) }),
@@ -690,7 +677,7 @@ impl JsMemory {
             Some(o) if !o.is_object() || js_sys::Array::is_array(&o) => {
                 Err(Error::invalid("exportMemories options must be an object: { sealed?: boolean }").into())
             }
-            Some(o) => check_fields(&o, "exportMemories option", &["sealed"]).and_then(|()| {
+            Some(o) => check_fields(&o, "exportMemories option", &["sealed"], &[]).and_then(|()| {
                 let v = js_sys::Reflect::get(&o, &"sealed".into())?;
                 match v.as_bool() {
                     Some(b) => Ok(b),
@@ -738,7 +725,7 @@ fn parse_context_request(value: JsValue) -> std::result::Result<ContextRequest, 
         return Err(Error::invalid("context request must be an object").into());
     }
     let tools = js_sys::Reflect::get(&value, &"tools".into())?;
-    let mut request: ContextRequest = from_js(value, "context request", ContextRequest::FIELDS)?;
+    let mut request: ContextRequest = from_js(value, "context request", &["tools"])?;
     if let Some(tools) = optional(tools) {
         if !js_sys::Array::is_array(&tools) {
             return Err(Error::invalid("tools must be an array of tool definitions").into());

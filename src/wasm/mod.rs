@@ -25,8 +25,8 @@ use wasm_bindgen::prelude::*;
 
 pub(crate) use clock::{now_ms, JsClock, Sleep};
 pub(crate) use convert::{
-    check_fields, count_u32, describe, from_js, js_count, js_error, js_string, js_usize, json_of, settle,
-    shallow_copy, take_field, to_js,
+    check_fields, count_u32, describe, fields_of, from_js, js_count, js_error, js_string, js_usize, json_of,
+    settle, shallow_copy, take_field, to_js,
 };
 
 /// The design's fast token estimate, with CJK ranges corrected.

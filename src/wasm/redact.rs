@@ -63,8 +63,7 @@ pub fn parse_redact(value: JsValue) -> Result<(RedactOptions, Option<Rc<dyn Patt
     }
     let copy = shallow_copy(&value);
     let patterns = take_field(&copy, "patterns")?;
-    let options: RedactOptions =
-        from_js(copy, "redact option", &["email", "phone", "card", "iban", "secret"])?;
+    let options: RedactOptions = from_js(copy, "redact option", &["patterns"])?;
     if patterns.is_undefined() {
         return Ok((options, None));
     }
@@ -80,7 +79,7 @@ pub fn parse_redact(value: JsValue) -> Result<(RedactOptions, Option<Rc<dyn Patt
         let copy = shallow_copy(&p);
         let name = take_field(&copy, "name")?.as_string().unwrap_or_default();
         let pattern = take_field(&copy, "pattern")?;
-        super::check_fields(&copy, "redact pattern", &[])?;
+        super::check_fields(&copy, "redact pattern", &[], &[])?;
         let named = (1..=32).contains(&name.len())
             && name.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_');
         let Some(re) = pattern.dyn_ref::<RegExp>().filter(|_| named) else {

@@ -55,8 +55,6 @@ struct DocInput {
     long_term: Option<bool>,
 }
 
-const DOC_FIELDS: &[&str] = &["id", "text", "context", "scope", "timestamp", "importance", "longTerm"];
-
 /// Parses search options, with an optional query `vector`.
 pub(crate) fn parse_search_options(options: JsValue) -> Result<(SearchOptions, Option<Vec<f32>>), JsValue> {
     if options.is_undefined() || options.is_null() {
@@ -65,8 +63,7 @@ pub(crate) fn parse_search_options(options: JsValue) -> Result<(SearchOptions, O
     let (rest, vector) = split_field(&options, "vector")?;
     // `vector` is taken apart (a Float32Array does not go through JSON), but
     // a misspelt option's error names it with the rest.
-    let opts: SearchOptions =
-        from_js(rest, "search options", &[SearchOptions::FIELDS, &["vector"]].concat())?;
+    let opts: SearchOptions = from_js(rest, "search options", &["vector"])?;
     Ok((opts, js_vector(&vector, "vector")?))
 }
 
@@ -88,7 +85,7 @@ impl JsSearchIndex {
         let params: Bm25Params =
             match options.map(JsValue::from).filter(|o| !o.is_undefined() && !o.is_null()) {
                 None => Bm25Params::default(),
-                Some(options) => from_js(options, "index options", &["k1", "b", "contextWeight"])?,
+                Some(options) => from_js(options, "index options", &[])?,
             };
         params.validate().map_err(js_error)?;
         Ok(JsSearchIndex(SearchIndex::new(params)))
@@ -97,7 +94,7 @@ impl JsSearchIndex {
     /// Adds or replaces a document (`embedding`: Float32Array or numbers).
     pub fn add(&mut self, doc: JsIndexDoc) -> Result<(), JsValue> {
         let (rest, embedding) = split_field(&doc.into(), "embedding")?;
-        let d: DocInput = from_js(rest, "document", DOC_FIELDS)?;
+        let d: DocInput = from_js(rest, "document", &["embedding"])?;
         let timestamp = match d.timestamp {
             Some(t) if t.is_finite() => t as i64,
             Some(_) => return Err(js_error(Error::invalid("timestamp must be a finite number"))),

@@ -52,6 +52,7 @@ pub struct ContextInput<'a> {
 /// Tokens per section of the request, and what was left out.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(optional_fields))]
 pub struct ContextReport {
     pub tokenizer: TokenizerId,
     /// Context window less the response reservation.

@@ -18,14 +18,17 @@ pub const MESSAGE_OVERHEAD: u32 = 4;
 pub const REPLY_PRIMING: u32 = 3;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct FunctionCall {
     pub name: String,
     pub arguments: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct OutToolCall {
     pub id: String,
+    #[cfg_attr(feature = "ts", ts(type = "\"function\""))]
     #[serde(rename = "type")]
     pub kind: &'static str,
     pub function: FunctionCall,
@@ -34,9 +37,11 @@ pub struct OutToolCall {
 /// One element of a `/chat/completions` `messages` array (field names are
 /// OpenAI's, snake_case).
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(optional_fields))]
 pub struct ChatMessage {
     pub role: Role,
     pub content: String,
+    #[cfg_attr(feature = "ts", ts(as = "Option<_>"))]
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tool_calls: Vec<OutToolCall>,
     #[serde(skip_serializing_if = "Option::is_none")]

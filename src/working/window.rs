@@ -41,6 +41,7 @@ pub struct WindowRequest<'a> {
 /// What was left out of the window, and why.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct LeftOut {
     /// Older messages that did not fit.
     pub older_messages: u32,

@@ -120,3 +120,42 @@ test("every field of a WIT record is a field of the JavaScript type it stands fo
     }
   }
 });
+
+/** Fails unless `value` has every required field of the declared type `name` and no field it does not declare. */
+function holdsTo(name, value) {
+  const props = checker.getPropertiesOfType(checker.getTypeAtLocation(declared.get(name).name));
+  const names = props.map((p) => p.name);
+  for (const key of Object.keys(value)) assert.ok(names.includes(key), `the core returns ${name}.${key}; the .d.ts does not declare it`);
+  for (const p of props) {
+    if (!(p.flags & ts.SymbolFlags.Optional)) assert.ok(p.name in value, `the .d.ts says ${name}.${p.name} is always there; the core's result lacks it`);
+  }
+}
+
+test("every result object the core returns has the fields its declared type names, and no other", async () => {
+  const memory = await am.Memory.open({ namespace: `shapes-out-${Date.now()}`, sessionId: "s", store: "memory" });
+  const entry = await memory.add({ role: "user", content: "I live in Lisbon and have a dog called Biscuit.", metadata: { a: "b" } });
+  holdsTo("MemoryEntry", entry);
+  holdsTo("TokenCounts", entry.tokens);
+  const { messages, report } = await memory.buildContext({ query: "Where do I live?", system: "Be brief." });
+  holdsTo("ContextReport", report);
+  holdsTo("LeftOut", report.leftOut);
+  for (const m of messages) holdsTo("ChatMessage", m);
+  holdsTo("SessionUsage", memory.usage());
+  holdsTo("UsageReport", memory.llmUsage());
+  const remembered = await memory.remember({ content: "Has a dog called Biscuit", sources: [entry.id] });
+  holdsTo("MemoryEntry", remembered.entry);
+  const report2 = await memory.endSession();
+  holdsTo("EndSessionReport", report2);
+  const hits = await memory.search("dog");
+  assert.ok(hits.length > 0);
+  for (const hit of hits) {
+    holdsTo("Hit", hit);
+    holdsTo("Explain", hit.explain);
+  }
+  const stats = await memory.stats();
+  holdsTo("MemoryStats", stats);
+  const exported = await memory.exportMemories();
+  holdsTo("ExportDocument", exported);
+  holdsTo("ImportReport", await memory.importMemories(exported));
+  memory.free();
+});

@@ -33,6 +33,7 @@ use serde::Serialize;
 /// What differs between two similar texts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum Change {
     Number,
     Date,

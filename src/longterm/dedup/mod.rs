@@ -19,10 +19,13 @@ use serde::{Deserialize, Serialize};
 /// Thresholds, with the design's defaults.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct DedupOptions {
+    /// Character-bigram Jaccard threshold. Default 0.7.
     pub jaccard: f64,
+    /// Levenshtein similarity threshold for short texts. Default 0.8.
     pub levenshtein: f64,
-    /// Texts up to this many characters (both) are compared by Levenshtein.
+    /// Texts up to this many characters (both) are compared by Levenshtein. Default 100.
     pub short_text_chars: usize,
 }
 
@@ -43,6 +46,7 @@ impl Default for DedupOptions {
 /// How a new text relates to an existing one.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase", tag = "kind")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum Similarity {
     Exact,
     /// The existing text contains the new one: nothing new to store.

@@ -53,6 +53,7 @@ pub enum Changes {
 /// Counts for observability.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct RecordStats {
     pub total: u32,
     pub valid: u32,
@@ -71,6 +72,7 @@ pub struct RecordStats {
 /// A namespace's long-term memory as one versioned JSON document.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(optional_fields))]
 pub struct ExportDocument {
     pub format: String,
     pub version: u32,
@@ -90,6 +92,7 @@ pub struct ExportDocument {
 /// What an import did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ImportReport {
     pub added: u32,
     pub updated: u32,

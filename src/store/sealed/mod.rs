@@ -73,8 +73,9 @@ struct Keys {
 /// Encryption progress, for `stats()`.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct EncryptionStats {
-    /// The id of the key new values are sealed under.
+    /// The id of the key new values are sealed under (a key check value, not the key).
     pub key_id: String,
     /// Values resealed under it by this instance (rotation, migration).
     pub resealed: u32,
@@ -471,6 +472,7 @@ const SEALED_EXPORT_VERSION: u32 = 1;
 /// An export document sealed as one value.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct SealedExport {
     pub format: String,
     pub version: u32,

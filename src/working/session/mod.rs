@@ -50,6 +50,7 @@ pub const PENDING_WITHOUT_MODEL: u32 = 200;
 /// Options of a session, with the designs' defaults.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct SessionOptions {
     pub budget: BudgetOptions,
     /// Live messages may hold this many tokens before the oldest are evicted
@@ -90,13 +91,19 @@ impl Default for SessionOptions {
 /// A message as the caller adds it.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "MessageInput", optional_fields))]
 pub struct NewMessage {
+    /// Default "user".
     pub role: Option<Role>,
     pub content: String,
+    /// Assistant messages: the calls requested.
+    #[cfg_attr(feature = "ts", ts(as = "Option<_>"))]
     #[serde(default)]
     pub tool_calls: Vec<ToolCall>,
+    /// Tool messages: the id of the call this answers.
     #[serde(default)]
     pub tool_call_id: Option<String>,
+    #[cfg_attr(feature = "ts", ts(as = "Option<_>"))]
     #[serde(default)]
     pub metadata: std::collections::BTreeMap<String, String>,
     /// When it was said (ms since the epoch); default now. For importing
@@ -106,21 +113,20 @@ pub struct NewMessage {
     pub timestamp: Option<i64>,
 }
 
-impl NewMessage {
-    pub const FIELDS: &'static [&'static str] =
-        &["role", "content", "toolCalls", "toolCallId", "metadata", "timestamp"];
-}
-
 /// What a request asks for.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(optional_fields))]
 pub struct ContextRequest {
-    /// The user's new message (also the long-term query).
+    /// The user's new message: stored as the turn's user message and sent
+    /// last, unless the turn holds it already (a retry, a tool step); also
+    /// the long-term query.
     pub query: Option<String>,
     /// What to recall long-term memory with instead of `query`, never
     /// appended: for a request whose new message is already in the history
     /// (a tool step of a turn, or a framework that records before it asks).
     pub recall: Option<String>,
+    /// The pinned system prompt.
     pub system: Option<String>,
     /// Tool definitions as the JSON that will be sent (counted as is).
     #[serde(skip)]
@@ -132,8 +138,6 @@ impl ContextRequest {
     pub fn recall_query(&self) -> &str {
         self.recall.as_deref().or(self.query.as_deref()).unwrap_or_default()
     }
-
-    pub const FIELDS: &'static [&'static str] = &["query", "recall", "system", "tools"];
 }
 
 /// Where the long-term block of a request comes from. Retrieval implements it.
@@ -166,6 +170,7 @@ impl SummaryCommit {
 /// Working-memory usage, for `usage()`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct SessionUsage {
     pub tokenizer: crate::tokens::TokenizerId,
     pub messages: u32,
