@@ -318,7 +318,7 @@ impl JsMemory {
         #[wasm_bindgen(unchecked_param_type = "MessageInput[]")] messages: JsValue,
     ) -> Promise {
         let parsed: std::result::Result<Vec<NewMessage>, JsValue> = if js_sys::Array::is_array(&messages) {
-            js_sys::Array::from(&messages).iter().map(|m| from_js(m, "message", NewMessage::FIELDS)).collect()
+            js_sys::Array::from(&messages).iter().map(|m| from_js(m, "message", &[])).collect()
         } else {
             Err(Error::invalid("addNew takes an array of messages").into())
         };
