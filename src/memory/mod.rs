@@ -39,6 +39,7 @@
 //! compression and the other background tasks.
 
 mod background;
+mod ending;
 mod longterm;
 #[cfg(test)]
 mod tests;

@@ -95,15 +95,15 @@ impl Store for YieldingStore {
 }
 
 /// Instances sharing one store, one lock registry and one clock.
-struct World {
-    pool: LocalPool,
-    store: Rc<dyn Store>,
-    clock: Rc<SteppedClock>,
+pub(super) struct World {
+    pub(super) pool: LocalPool,
+    pub(super) store: Rc<dyn Store>,
+    pub(super) clock: Rc<SteppedClock>,
     locks: Rc<LocalLocks>,
 }
 
 impl World {
-    fn new() -> World {
+    pub(super) fn new() -> World {
         Self::on(Rc::new(MemoryStore::new()))
     }
 
@@ -111,7 +111,7 @@ impl World {
         Self::on(Rc::new(YieldingStore::new(seed)))
     }
 
-    fn on(store: Rc<dyn Store>) -> World {
+    pub(super) fn on(store: Rc<dyn Store>) -> World {
         World {
             pool: LocalPool::new(),
             store,
@@ -120,7 +120,7 @@ impl World {
         }
     }
 
-    fn ports(&self, llm: Option<Rc<ScriptedLlm>>) -> Ports {
+    pub(super) fn ports(&self, llm: Option<Rc<ScriptedLlm>>) -> Ports {
         Ports {
             store: self.store.clone(),
             clock: self.clock.clone(),
@@ -136,7 +136,7 @@ impl World {
         }
     }
 
-    fn open_with(&mut self, options: MemoryOptions, ports: Ports) -> Memory {
+    pub(super) fn open_with(&mut self, options: MemoryOptions, ports: Ports) -> Memory {
         self.pool.run_until(Memory::open(options, ports)).unwrap()
     }
 
@@ -145,17 +145,17 @@ impl World {
         self.open_with(options(session), ports)
     }
 
-    fn run<T>(&mut self, f: impl std::future::Future<Output = T>) -> T {
+    pub(super) fn run<T>(&mut self, f: impl std::future::Future<Output = T>) -> T {
         self.pool.run_until(f)
     }
 
     /// Runs background work until nothing can move (a held model stays held).
-    fn settle(&mut self) {
+    pub(super) fn settle(&mut self) {
         self.pool.run_until_stalled();
     }
 }
 
-fn options(session: &str) -> MemoryOptions {
+pub(super) fn options(session: &str) -> MemoryOptions {
     MemoryOptions {
         namespace: "user-1".into(),
         session_id: session.into(),
