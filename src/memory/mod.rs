@@ -29,7 +29,7 @@
 //! 1. `work`: this instance's turn on the session for compression, session
 //!    end, summary commits and deleting messages a summary could quote.
 //!    Held across the model call, so an older summary never lands after a
-//!    newer one; it blocks nothing else.
+//!    newer one; it blocks only those, on this instance.
 //! 2. `end_lock`: one session end of the session at a time across
 //!    instances (`Lock` port). Held across the model call; it blocks only
 //!    another end of the same session.
@@ -43,7 +43,7 @@
 //!    or a host hook.
 //! 5. `session`, then 6. `longterm`: this instance's mutexes, held for a
 //!    snapshot, a read or one commit, never across a model call.
-
+//!
 //! # Reads see other instances
 //! Every long-term read first checks the stored generation (one `get`) and
 //! reloads when another instance wrote; a request first checks the
