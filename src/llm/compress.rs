@@ -6,23 +6,23 @@
 //! the reduce step, so a second compression extends the first instead of
 //! forgetting it.
 //!
-//! The session is locked only to take the snapshot and to commit: a slow
-//! model never blocks `add`. The summary is stored before the messages leave
-//! the window, and on any failure nothing changes but the saved chunk
-//! summaries ([`ChunkStore`]): the next attempt asks only for what is missing.
+//! This is the pipeline only: it reads a [`CompressSnapshot`] and returns a
+//! [`CompressPlan`]; `memory/` takes the snapshot and commits the plan under
+//! its locks, so a slow model never blocks `add`. On any failure nothing
+//! changes but the saved chunk summaries ([`ChunkStore`], a cache of this
+//! session's own): the next attempt asks only for what is missing.
 //! A backlog of any size is reduced in rounds of at most
 //! [`REDUCE_MAX_TOKENS`], so no prompt outgrows a small model.
 
 use std::ops::Range;
+use std::rc::Rc;
 
-use futures::lock::Mutex;
 use serde::Serialize;
 
 use crate::entry::MemoryEntry;
 use crate::error::{Error, ErrorCode, Result};
 use crate::llm::governor::{Governor, Purpose};
 use crate::llm::prompts::{self, Language};
-use crate::ports::NamedLock;
 use crate::store::Store;
 use crate::tokens::{truncate_to_lines, truncate_to_tokens, Tokenizer};
 use crate::working::conversation::Seq;
@@ -84,47 +84,61 @@ pub fn summary_words(summary_budget_tokens: u32) -> u32 {
     (summary_budget_tokens * 3 / 4 / 2).clamp(50, 1_000)
 }
 
-/// Compresses the session's old messages. `Ok(None)` when there is nothing
-/// to compress. The calls' usage joins the session's usage record. The
-/// model is asked with no lock held; `lock` (the namespace's) is held only
-/// for the commit, which never moves the summary back.
-pub async fn compress(
-    session: &Mutex<Session>,
-    governor: &Governor,
-    lock: &NamedLock,
-) -> Result<Option<CompressReport>> {
-    let before = governor.stats();
-    let out = compress_inner(session, governor, lock).await;
-    session.lock().await.budget_mut().add_usage(governor.usage_since(&before));
-    out
+/// What compression reads from the session: taken by `memory/` under the
+/// session's mutex ([`snapshot`]), then worked on with no lock held.
+pub struct CompressSnapshot {
+    /// The compressible messages with their positions, oldest first.
+    pub messages: Vec<(Seq, MemoryEntry)>,
+    /// The summary they extend.
+    pub previous: Option<String>,
+    pub tokenizer: Rc<dyn Tokenizer>,
+    pub summary_budget: u32,
 }
 
-async fn compress_inner(
-    session: &Mutex<Session>,
+/// What compression asks `memory/` to commit: `summary` in place of the
+/// messages through `through`. The commit decides whether it still may
+/// (a summary never moves back).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompressPlan {
+    pub summary: String,
+    pub through: Seq,
+    /// Messages the summary covers that the previous one did not.
+    pub messages: u32,
+    pub chunks: u32,
+    pub llm_calls: u32,
+}
+
+/// What compression needs of the session: a read of the caller's borrow.
+pub fn snapshot(session: &Session) -> CompressSnapshot {
+    CompressSnapshot {
+        messages: session.compressible(),
+        previous: session.summary().map(|e| e.content.clone()),
+        tokenizer: session.tokenizer().clone(),
+        summary_budget: session.options().summary_budget,
+    }
+}
+
+/// Summarizes the snapshot's messages: `Ok(None)` when there is nothing to
+/// compress. Asks the model and touches nothing shared; `chunks` keeps each
+/// chunk summary as it arrives, so a failed reduce or a closed tab repeats
+/// no finished chunk call.
+pub async fn plan(
     governor: &Governor,
-    lock: &NamedLock,
-) -> Result<Option<CompressReport>> {
-    let (messages, previous, tokenizer, summary_budget, chunks) = {
-        let s = session.lock().await;
-        let previous = s.summary().map(|e| e.content.clone());
-        let chunks = ChunkStore::new(s.store().clone(), s.storage_id());
-        (s.compressible(), previous, s.tokenizer().clone(), s.options().summary_budget, chunks)
-    };
-    let Some(&(last_seq, _)) = messages.last() else { return Ok(None) };
+    snapshot: CompressSnapshot,
+    chunks: &ChunkStore,
+) -> Result<Option<CompressPlan>> {
+    let CompressSnapshot { messages, previous, tokenizer, summary_budget } = snapshot;
+    let Some(&(through, _)) = messages.last() else { return Ok(None) };
     let lang = Language::detect(messages.iter().map(|(_, e)| e.content.as_str()));
-    let (summary, n_chunks, calls) =
-        summarize(governor, tokenizer.as_ref(), lang, previous, &messages, summary_budget, Some(&chunks))
+    let (summary, chunk_count, llm_calls) =
+        summarize(governor, tokenizer.as_ref(), lang, previous, &messages, summary_budget, Some(chunks))
             .await?;
-    let committed = {
-        let _held = lock.acquire().await?;
-        session.lock().await.commit_summary_through(summary, last_seq).await?
-    };
-    chunks.clear_through(last_seq).await?;
-    Ok(Some(CompressReport {
+    Ok(Some(CompressPlan {
+        summary,
+        through,
         messages: messages.len() as u32,
-        chunks: n_chunks,
-        llm_calls: calls,
-        summary: committed.entry().clone(),
+        chunks: chunk_count,
+        llm_calls,
     }))
 }
 
@@ -134,12 +148,12 @@ async fn compress_inner(
 /// planned differently next time is summarized anew.
 /// Layout: `session/S/chunk/<first>_<last>` → the summary as a JSON string.
 pub struct ChunkStore {
-    store: std::rc::Rc<dyn Store>,
+    store: Rc<dyn Store>,
     prefix: String,
 }
 
 impl ChunkStore {
-    pub fn new(store: std::rc::Rc<dyn Store>, storage_id: &str) -> ChunkStore {
+    pub fn new(store: Rc<dyn Store>, storage_id: &str) -> ChunkStore {
         ChunkStore { store, prefix: crate::store::layout::chunk_prefix(storage_id) }
     }
 
@@ -159,7 +173,7 @@ impl ChunkStore {
     }
 
     /// Drops the chunks a committed summary covers.
-    async fn clear_through(&self, through: Seq) -> Result<()> {
+    pub async fn clear_through(&self, through: Seq) -> Result<()> {
         let covered: Vec<String> = self
             .store
             .list(&self.prefix)
@@ -287,10 +301,18 @@ mod tests {
     use crate::tokens::Estimate;
     use crate::working::session::{NewMessage, SessionOptions};
     use futures::executor::block_on;
-    use std::rc::Rc;
 
-    fn test_lock() -> NamedLock {
-        NamedLock::new(Rc::new(crate::ports::lock::LocalLocks::default()), "test")
+    /// Plans and commits as `memory/` does, with the session held alone.
+    fn compress(session: &mut Session, governor: &Governor) -> Result<Option<CompressReport>> {
+        let chunks = ChunkStore::new(session.store().clone(), session.storage_id());
+        let Some(plan) = block_on(plan(governor, snapshot(session), &chunks))? else { return Ok(None) };
+        let committed = block_on(session.commit_summary_through(plan.summary, plan.through))?;
+        Ok(Some(CompressReport {
+            messages: plan.messages,
+            chunks: plan.chunks,
+            llm_calls: plan.llm_calls,
+            summary: committed.entry().clone(),
+        }))
     }
 
     #[test]
@@ -323,7 +345,7 @@ mod tests {
     fn maps_chunks_then_reduces_and_commits() {
         let store = Rc::new(MemoryStore::new());
         let clock = Rc::new(ManualClock::new(1_000));
-        let session = Mutex::new(session_with(12, store.clone(), clock.clone()));
+        let mut session = session_with(12, store.clone(), clock.clone());
         let llm = Rc::new(ScriptedLlm::responding(|req| {
             let user = &req.messages[1].content;
             if user.starts_with("### 1") {
@@ -336,11 +358,11 @@ mod tests {
             }
         }));
         let g = Governor::new(llm.clone(), clock, LlmOptions::default()).unwrap();
-        let report = block_on(compress(&session, &g, &test_lock())).unwrap().unwrap();
+        let report = compress(&mut session, &g).unwrap().unwrap();
         // 12 messages, the last round (2 messages) retained: 10 in 2 chunks + 1 reduce.
         assert_eq!((report.messages, report.chunks, report.llm_calls), (10, 2, 3));
         assert_eq!(report.summary.content, "merged summary");
-        let s = block_on(session.lock());
+        let s = &session;
         assert_eq!(s.messages().len(), 2);
         assert!(s.compressible().is_empty());
         // A reopened session sees the same.
@@ -353,17 +375,17 @@ mod tests {
     fn one_chunk_summary_is_used_as_is_and_the_next_one_extends_it() {
         let store = Rc::new(MemoryStore::new());
         let clock = Rc::new(ManualClock::new(1_000));
-        let session = Mutex::new(session_with(4, store, clock.clone()));
+        let mut session = session_with(4, store, clock.clone());
         let llm =
             Rc::new(ScriptedLlm::new([Reply::text("first"), Reply::text("second"), Reply::text("both")]));
         let g = Governor::new(llm.clone(), clock, LlmOptions::default()).unwrap();
-        let r = block_on(compress(&session, &g, &test_lock())).unwrap().unwrap();
+        let r = compress(&mut session, &g).unwrap().unwrap();
         assert_eq!((r.summary.content.as_str(), r.llm_calls), ("first", 1));
         for i in 0..2 {
             let m = NewMessage { content: format!("later {i}"), ..NewMessage::default() };
-            block_on(block_on(session.lock()).add(m)).unwrap();
+            block_on(session.add(m)).unwrap();
         }
-        let r = block_on(compress(&session, &g, &test_lock())).unwrap().unwrap();
+        let r = compress(&mut session, &g).unwrap().unwrap();
         assert_eq!((r.summary.content.as_str(), r.llm_calls), ("both", 2));
         assert!(llm.requests()[2].messages[1]
             .content
@@ -380,11 +402,11 @@ mod tests {
         for i in 0..12 {
             block_on(s.add(NewMessage { content: format!("message {i}"), ..NewMessage::default() })).unwrap();
         }
-        let session = Mutex::new(s);
+        let mut session = s;
         let huge = "The user talked about many things. ".repeat(300_000);
         let llm = Rc::new(ScriptedLlm::responding(move |_| Reply::text(&huge)));
         let g = Governor::new(llm.clone(), clock, LlmOptions::default()).unwrap();
-        let r = block_on(compress(&session, &g, &test_lock())).unwrap().unwrap();
+        let r = compress(&mut session, &g).unwrap().unwrap();
         assert!(
             Estimate.count(&r.summary.content) <= 300,
             "{} tokens kept",
@@ -399,13 +421,13 @@ mod tests {
     fn a_failed_or_empty_answer_changes_nothing() {
         let store = Rc::new(MemoryStore::new());
         let clock = Rc::new(ManualClock::new(1_000));
-        let session = Mutex::new(session_with(12, store, clock.clone()));
+        let mut session = session_with(12, store, clock.clone());
         let llm = Rc::new(ScriptedLlm::new([Reply::text("ok"), Reply::text("   "), Reply::BadRequest]));
         let g = Governor::new(llm, clock, LlmOptions::default()).unwrap();
-        let before = block_on(session.lock()).messages().len();
-        let e = block_on(compress(&session, &g, &test_lock())).unwrap_err();
+        let before = session.messages().len();
+        let e = compress(&mut session, &g).unwrap_err();
         assert_eq!(e.code, ErrorCode::Llm);
-        let s = block_on(session.lock());
+        let s = &session;
         assert_eq!(s.messages().len(), before);
         assert!(s.summary().is_none());
         assert_eq!(s.compressible().len(), 10);

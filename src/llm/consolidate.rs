@@ -1,40 +1,41 @@
-//! Session end (seed 002): the messages not yet processed are marked
-//! `[[NEW]]` inside their context and a judge extracts memories from them
-//! (the model, or the rule judge when the model fails or answers nothing);
-//! candidates are deduplicated, checked against similar stored memories by
-//! one batched resolve call, and applied write-new-then-expire-old. Then the
-//! session summary is refreshed when 20 or more messages are not covered.
+//! Session end (seed 002), the pipeline: the messages not yet processed are
+//! marked `[[NEW]]` inside their context and a judge extracts memories from
+//! them (the model, or the rule judge when the model fails or answers
+//! nothing); candidates are deduplicated and checked against similar stored
+//! memories by one batched resolve call; then the session summary is
+//! refreshed when 20 or more messages are not covered.
 //!
 //! Calls per session end: one judge call per batch of new messages (one
 //! batch unless they exceed the judge's context budget), at most one
 //! resolve call, and one summary call when due.
 //!
-//! Nothing is lost on failure: the outbox record is written first and
-//! cleared last, messages are marked processed only after their memories
-//! are stored, and every step is idempotent, so running it again finishes
-//! what failed.
+//! Every step here reads a snapshot (an [`EndSnapshot`], or a borrow the
+//! caller holds) and returns plain values; none takes a lock or writes.
+//! `memory/` runs the steps, takes the locks and commits: the outbox
+//! record written first and cleared last, each batch's memories applied
+//! write-new-then-expire-old with its messages marked processed in the same
+//! step, so running it again finishes what failed and repeats nothing.
 
-use futures::lock::Mutex;
+use std::ops::Range;
+use std::rc::Rc;
+
 use serde::Serialize;
 
 use crate::entry::{Kind, MemoryEntry, Role, Scope};
 use crate::error::{ErrorCode, Result};
 use crate::hash::Fnv64;
 use crate::llm::governor::{Governor, Purpose};
-use crate::llm::lease::Lease;
-use crate::llm::outbox::{self, OutboxRecord};
 use crate::llm::parse::{self, Candidate, Decision, Layer};
 use crate::llm::prompts::{self, Language, ResolveItem};
 use crate::llm::rules;
 use crate::longterm::dedup;
-use crate::longterm::records::{Remembered, PROCESSED_TTL_MS};
+use crate::longterm::records::Remembered;
 use crate::longterm::LongTermMemory;
-use crate::ports::NamedLock;
 use crate::retrieval::SearchOptions;
-use crate::store::DamageLog;
+use crate::tokens::Tokenizer;
 use crate::working::conversation::Seq;
 use crate::working::message::entry_tokens;
-use crate::working::session::{position, Session, SummaryCommit};
+use crate::working::session::{position, Session};
 
 /// Tuning of session end, with the designs' numbers.
 #[derive(Debug, Clone, PartialEq)]
@@ -102,221 +103,239 @@ pub fn message_hash(session: &str, seq: Seq, role: Role, content: &str) -> Strin
     format!("{:016x}", h.finish())
 }
 
-/// Runs session end for `session`, storing memories through `longterm`. The
-/// calls' usage joins the session's usage record. Without a model
-/// (`governor` none) the rules judge, conflicts are left to the dedup on
-/// write, and no summary is written.
-///
-/// The model is asked with no lock held; `lock` (the namespace's) is held
-/// only while results are applied, after a fresh read of what other
-/// instances wrote meanwhile.
-pub async fn end_session(
-    session: &Mutex<Session>,
-    longterm: &Mutex<LongTermMemory>,
-    governor: Option<&Governor>,
-    lock: &NamedLock,
-    options: &EndSessionOptions,
-) -> Result<EndSessionReport> {
-    let before = governor.map(Governor::stats);
-    let out = end_session_inner(session, longterm, governor, lock, options).await;
-    if let (Some(g), Some(before)) = (governor, before) {
-        session.lock().await.budget_mut().add_usage(g.usage_since(&before));
-    }
-    out
+/// What session end reads from the session: taken by `memory/` under the
+/// session's mutex ([`snapshot`]), then judged with no lock held.
+pub struct EndSnapshot {
+    pub storage_id: String,
+    /// The chat messages (no tool traffic, no summary) with their positions.
+    pub chat: Vec<(Seq, MemoryEntry)>,
+    /// The position the session summary covers through.
+    pub covered: Option<Seq>,
+    pub previous_summary: Option<String>,
+    pub summary_budget: u32,
+    pub tokenizer: Rc<dyn Tokenizer>,
 }
 
-async fn end_session_inner(
-    session: &Mutex<Session>,
-    longterm: &Mutex<LongTermMemory>,
-    governor: Option<&Governor>,
-    lock: &NamedLock,
-    options: &EndSessionOptions,
-) -> Result<EndSessionReport> {
-    let (store, clock, tokenizer, storage_id, history, covered, previous_summary, summary_budget, writer) = {
-        let s = session.lock().await;
-        (
-            s.store().clone(),
-            s.clock().clone(),
-            s.tokenizer().clone(),
-            s.storage_id().to_string(),
-            s.history_with_seq().await?,
-            s.summary_covers_through(),
-            s.summary().map(|e| e.content.clone()),
-            s.options().summary_budget,
-            s.writer(),
+/// What session end needs of the session: a read of the caller's borrow
+/// (the stored history, other writers' messages included).
+pub async fn snapshot(session: &Session) -> Result<EndSnapshot> {
+    let history = session.history_with_seq().await?;
+    Ok(EndSnapshot {
+        storage_id: session.storage_id().to_string(),
+        chat: history.into_iter().filter(|(_, e)| e.is_chat()).collect(),
+        covered: session.summary_covers_through(),
+        previous_summary: session.summary().map(|e| e.content.clone()),
+        summary_budget: session.options().summary_budget,
+        tokenizer: session.tokenizer().clone(),
+    })
+}
+
+impl EndSnapshot {
+    /// The idempotency key of each chat message ([`message_hash`]).
+    pub fn hashes(&self) -> Vec<String> {
+        self.chat.iter().map(|(seq, e)| message_hash(&self.storage_id, *seq, e.role, &e.content)).collect()
+    }
+
+    /// The prompts' language, by the user's messages.
+    pub fn language(&self) -> Language {
+        Language::detect(
+            self.chat.iter().filter(|(_, e)| e.role == Role::User).map(|(_, e)| e.content.as_str()),
         )
-    };
-    let mut record =
-        outbox::get(store.as_ref(), &storage_id, &DamageLog::default()).await?.unwrap_or(OutboxRecord {
-            session_id: storage_id.clone(),
-            since: clock.now_ms(),
-            attempts: 0,
-            last_error: None,
-        });
-    record.attempts += 1;
-    outbox::put(store.as_ref(), &record).await?;
+    }
 
-    let calls = || governor.map_or(0, |g| g.stats().calls);
-    let calls_before = calls();
-    let mut report = EndSessionReport { judge: "none", ..EndSessionReport::default() };
-    let chat: Vec<&(Seq, MemoryEntry)> = history.iter().filter(|(_, e)| e.is_chat()).collect();
-    let hashes: Vec<String> =
-        chat.iter().map(|(seq, e)| message_hash(&storage_id, *seq, e.role, &e.content)).collect();
-    let unjudged = || async {
-        let mut r = longterm.lock().await;
-        r.refresh().await?;
-        Ok::<Vec<bool>, crate::error::Error>(hashes.iter().map(|h| !r.is_processed(h)).collect())
-    };
-    let mut is_new = unjudged().await?;
-    // With a model, one instance at a time judges (each would be billed):
-    // one that finds the lease held leaves the work owed, for the holder or
-    // a later end.
-    let lease = match governor {
-        Some(_) if is_new.contains(&true) => {
-            // Held by the instance: an end of its own that was aborted
-            // (and never let go) does not lock it out.
-            let lease = Lease::new(store.clone(), &storage_id, writer);
-            if !lease.take(clock.now_ms()).await? {
-                report.errors.push(ANOTHER_ENDING.into());
-                return Ok(report);
-            }
-            // What the lease's last holder judged meanwhile (another
-            // process: its marks reached the store before it let go).
-            is_new = unjudged().await?;
-            Some(lease)
-        }
-        _ => None,
-    };
-    let held = lease.as_ref();
-    let out = async move {
-        let lang = Language::detect(
-            chat.iter().filter(|(_, e)| e.role == Role::User).map(|(_, e)| e.content.as_str()),
-        );
+    /// The judge's batches over the chat ([`judge_batches`]).
+    pub fn batches(&self, is_new: &[bool], options: &EndSessionOptions) -> Vec<Range<usize>> {
         let tokens: Vec<u32> =
-            chat.iter().map(|(_, e)| entry_tokens(tokenizer.as_ref(), &mut e.clone())).collect();
-
-        for (n, batch) in
-            judge_batches(&is_new, &tokens, options.judge_context_tokens).into_iter().enumerate()
-        {
-            if let Some(lease) = held.filter(|_| n > 0) {
-                if !lease.take(clock.now_ms()).await? {
-                    report.errors.push(ANOTHER_ENDING.into());
-                    return Ok(report);
-                }
-            }
-            let context: Vec<(MemoryEntry, bool)> =
-                batch.clone().map(|i| (chat[i].1.clone(), is_new[i])).collect();
-            let new_entries: Vec<&MemoryEntry> = context.iter().filter(|(_, n)| *n).map(|(e, _)| e).collect();
-            report.new_messages += new_entries.len() as u32;
-            // The numbers the prompt gave the new messages (#1 is the first of
-            // the batch): a memory may cite only those.
-            let cited = |n: u64| {
-                let i = usize::try_from(n).ok()?.checked_sub(1)?;
-                context.get(i).filter(|(_, new)| *new).map(|(e, _)| e.id.clone())
-            };
-            let judged = match governor {
-                Some(g) => {
-                    Some(g.call(Purpose::Judge, prompts::judge(lang, &context), tokenizer.as_ref()).await)
-                }
-                None => None,
-            };
-            let parsed = judged.map(|answer| {
-                let reply = answer.map_err(|e| e.to_string())?;
-                parse::parse_judge(&reply.content, cited).map_err(|unusable| format!("LLM: {unusable}"))
-            });
-            let candidates = match parsed {
-                None => {
-                    report.judge = "rules";
-                    rules::judge(&context)
-                }
-                Some(Ok(c)) => {
-                    report.judge = "llm";
-                    c
-                }
-                Some(Err(why)) => {
-                    report.errors.push(format!("judge fell back to rules: {why}"));
-                    if report.judge != "llm" {
-                        report.judge = "rules";
-                    }
-                    rules::judge(&context)
-                }
-            };
-            let mut candidates = candidates;
-            if candidates.len() > parse::MAX_JUDGED_MEMORIES {
-                report.errors.push(format!(
-                    "the judge listed {} memories; the first {} were kept",
-                    candidates.len(),
-                    parse::MAX_JUDGED_MEMORIES
-                ));
-                candidates.truncate(parse::MAX_JUDGED_MEMORIES);
-            }
-            let candidates = dedup_batch(candidates);
-            report.candidates += candidates.len() as u32;
-            let done: Vec<String> = batch.filter(|&i| is_new[i]).map(|i| hashes[i].clone()).collect();
-            let batch = Batch { session_id: &storage_id, hashes: &done, lang };
-            apply(longterm, governor, lock, tokenizer.as_ref(), &batch, candidates, options, &mut report)
-                .await?;
-        }
-
-        // The session summary, when enough is uncovered.
-        let uncovered: Vec<&(Seq, MemoryEntry)> =
-            chat.iter().copied().filter(|(seq, _)| covered.is_none_or(|c| *seq > c)).collect();
-        let mut outstanding: Option<String> = None;
-        if let (Some(governor), true) = (governor, uncovered.len() as u32 >= options.summary_after_messages) {
-            let last_seq = uncovered.last().map(|(s, _)| *s).expect("non-empty");
-            let entries: Vec<(Seq, MemoryEntry)> = uncovered.iter().map(|&x| x.clone()).collect();
-            let summary = summarize_session(
-                governor,
-                tokenizer.as_ref(),
-                lang,
-                previous_summary,
-                &entries,
-                summary_budget,
-            )
-            .await;
-            match summary {
-                Ok(text) => {
-                    let _held = lock.acquire().await?;
-                    let mut s = session.lock().await;
-                    report.summary_updated =
-                        matches!(s.commit_summary_through(text, last_seq).await?, SummaryCommit::Written(_));
-                }
-                Err(e) => {
-                    report.errors.push(format!("summary: {e}"));
-                    outstanding = Some(e.to_string());
-                }
-            }
-        }
-
-        report.llm_calls = (calls() - calls_before) as u32;
-        match outstanding {
-            None => {
-                outbox::clear(store.as_ref(), &storage_id).await?;
-                report.complete = true;
-            }
-            Some(error) => {
-                record.last_error = Some(error);
-                outbox::put(store.as_ref(), &record).await?;
-            }
-        }
-        Ok(report)
+            self.chat.iter().map(|(_, e)| entry_tokens(self.tokenizer.as_ref(), &mut e.clone())).collect();
+        judge_batches(is_new, &tokens, options.judge_context_tokens)
     }
-    .await;
-    if let Some(lease) = &lease {
-        // Not released, it ends by itself.
-        let _ = lease.release().await;
+
+    /// A batch's messages, each with whether it is new.
+    pub fn context(&self, batch: Range<usize>, is_new: &[bool]) -> Vec<(MemoryEntry, bool)> {
+        batch.map(|i| (self.chat[i].1.clone(), is_new[i])).collect()
     }
-    out
+
+    /// The chat messages the summary does not cover yet.
+    pub fn uncovered(&self) -> Vec<(Seq, MemoryEntry)> {
+        self.chat.iter().filter(|(seq, _)| self.covered.is_none_or(|c| *seq > c)).cloned().collect()
+    }
 }
 
-/// Why a session end judged nothing: another instance holds the lease.
-const ANOTHER_ENDING: &str = "another instance is ending this session; its messages are left to it";
+/// Judges one batch: the model when there is one, the rules when there is
+/// none or it fails or answers nothing usable; capped and deduplicated.
+/// Who judged, the counts and what failed go to `report`.
+pub async fn judge(
+    governor: Option<&Governor>,
+    tokenizer: &dyn Tokenizer,
+    lang: Language,
+    context: &[(MemoryEntry, bool)],
+    report: &mut EndSessionReport,
+) -> Vec<Candidate> {
+    report.new_messages += context.iter().filter(|(_, new)| *new).count() as u32;
+    // The numbers the prompt gave the new messages (#1 is the first of
+    // the batch): a memory may cite only those.
+    let cited = |n: u64| {
+        let i = usize::try_from(n).ok()?.checked_sub(1)?;
+        context.get(i).filter(|(_, new)| *new).map(|(e, _)| e.id.clone())
+    };
+    let judged = match governor {
+        Some(g) => Some(g.call(Purpose::Judge, prompts::judge(lang, context), tokenizer).await),
+        None => None,
+    };
+    let parsed = judged.map(|answer| {
+        let reply = answer.map_err(|e| e.to_string())?;
+        parse::parse_judge(&reply.content, cited).map_err(|unusable| format!("LLM: {unusable}"))
+    });
+    let mut candidates = match parsed {
+        None => {
+            report.judge = "rules";
+            rules::judge(context)
+        }
+        Some(Ok(c)) => {
+            report.judge = "llm";
+            c
+        }
+        Some(Err(why)) => {
+            report.errors.push(format!("judge fell back to rules: {why}"));
+            if report.judge != "llm" {
+                report.judge = "rules";
+            }
+            rules::judge(context)
+        }
+    };
+    if candidates.len() > parse::MAX_JUDGED_MEMORIES {
+        report.errors.push(format!(
+            "the judge listed {} memories; the first {} were kept",
+            candidates.len(),
+            parse::MAX_JUDGED_MEMORIES
+        ));
+        candidates.truncate(parse::MAX_JUDGED_MEMORIES);
+    }
+    let candidates = dedup_batch(candidates);
+    report.candidates += candidates.len() as u32;
+    candidates
+}
+
+/// A stored memory shown to the resolver: its alias in the prompt, its id
+/// and its text.
+pub type Neighbour = (String, String, String);
+
+/// Similar stored memories per candidate, with short aliases: a read of
+/// the caller's borrow of the long-term memory (mutable only because a
+/// search counts itself).
+pub fn neighbours(
+    longterm: &mut LongTermMemory,
+    candidates: &[Candidate],
+    options: &EndSessionOptions,
+) -> Vec<Vec<Neighbour>> {
+    let agent_id = longterm.agent_id().map(str::to_string);
+    let mut alias = 0;
+    candidates
+        .iter()
+        .map(|c| {
+            let opts = SearchOptions {
+                top_k: options.neighbours,
+                scopes: Some(vec![scope_of(c.layer, agent_id.as_deref())]),
+                ..SearchOptions::default()
+            };
+            let text = dedup::normalize(&c.content);
+            longterm
+                .search(&c.content, None, &opts)
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|h| {
+                    dedup::jaccard(&text, &dedup::normalize(&h.text)) >= options.neighbour_min_similarity
+                })
+                .map(|h| {
+                    alias += 1;
+                    (format!("m{alias}"), h.id, h.text)
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// What to do with each candidate, and whether the model compared it with
+/// its neighbours and judged it new (then it is stored unless exactly
+/// known; the rest get the full local dedup). One resolve call for the
+/// batch, for the candidates that have neighbours; without a model, or
+/// when its answer is unusable, every candidate is added (dedup on write
+/// still catches repeats, and nothing stored is expired on a guess).
+pub async fn resolve(
+    governor: Option<&Governor>,
+    tokenizer: &dyn Tokenizer,
+    lang: Language,
+    candidates: &[Candidate],
+    neighbours: &[Vec<Neighbour>],
+    report: &mut EndSessionReport,
+) -> Vec<(Decision, bool)> {
+    let mut decisions = vec![(Decision::Add, false); candidates.len()];
+    let needs_resolve: Vec<usize> = (0..candidates.len()).filter(|&i| !neighbours[i].is_empty()).collect();
+    let Some(governor) = governor.filter(|_| !needs_resolve.is_empty()) else { return decisions };
+    let items: Vec<ResolveItem> = needs_resolve
+        .iter()
+        .map(|&i| ResolveItem {
+            candidate: &candidates[i].content,
+            similar: neighbours[i].iter().map(|(a, _, text)| (a.clone(), text.as_str())).collect(),
+        })
+        .collect();
+    let answer = governor.call(Purpose::Resolve, prompts::resolve(lang, &items), tokenizer).await;
+    let known = |k: usize, alias: &str| neighbours[needs_resolve[k]].iter().any(|(a, _, _)| a == alias);
+    match answer.map(|r| parse::parse_resolve(&r.content, needs_resolve.len(), known)) {
+        Ok(Some(d)) => {
+            for (k, decision) in d.into_iter().enumerate() {
+                let new = decision == Decision::Add;
+                decisions[needs_resolve[k]] = (decision, new);
+            }
+        }
+        Ok(None) => report.errors.push("resolve: the answer held no usable JSON; added as new".into()),
+        Err(e) => report.errors.push(format!("resolve: {e}; added as new")),
+    }
+    decisions
+}
+
+/// The memory a candidate becomes, stamped `now`, from session `session_id`.
+pub fn entry_of(
+    c: Candidate,
+    agent_id: Option<&str>,
+    session_id: &str,
+    now: i64,
+    tokenizer: &dyn Tokenizer,
+) -> MemoryEntry {
+    let mut entry = MemoryEntry::new(c.content, Kind::Fact, Role::User, scope_of(c.layer, agent_id), now);
+    entry.importance = c.importance;
+    entry.sources = c.sources;
+    entry.temporal = c.temporal;
+    entry.metadata.insert("category".into(), c.category.as_str().into());
+    entry.metadata.insert("sessionId".into(), session_id.into());
+    if !c.aliases.is_empty() {
+        entry.metadata.insert(crate::entry::ALIASES.into(), c.aliases);
+    }
+    entry.count_with(tokenizer);
+    entry
+}
+
+impl EndSessionReport {
+    /// Counts what the writes of a batch's additions did.
+    pub fn count(&mut self, outcomes: Vec<Remembered>) {
+        for outcome in outcomes {
+            match outcome {
+                Remembered::Duplicate { .. } => self.skipped += 1,
+                Remembered::Stored { .. } => self.added += 1,
+                Remembered::Superseded { superseded, .. } => {
+                    self.added += 1;
+                    self.superseded += superseded.len() as u32;
+                }
+            }
+        }
+    }
+}
 
 /// The session summary through the uncovered messages: one call when they
 /// fit the summary prompt, else the map-reduce of compression.
-async fn summarize_session(
+pub async fn summarize_session(
     governor: &Governor,
-    tokenizer: &dyn crate::tokens::Tokenizer,
+    tokenizer: &dyn Tokenizer,
     lang: Language,
     previous: Option<String>,
     entries: &[(Seq, MemoryEntry)],
@@ -343,7 +362,7 @@ async fn summarize_session(
 /// Index ranges of chat messages to judge together: each holds new messages
 /// and, before them, as much earlier context as fits `budget` tokens. The
 /// new messages are never split across the context boundary.
-pub fn judge_batches(is_new: &[bool], tokens: &[u32], budget: u32) -> Vec<std::ops::Range<usize>> {
+pub fn judge_batches(is_new: &[bool], tokens: &[u32], budget: u32) -> Vec<Range<usize>> {
     let mut batches = Vec::new();
     let mut i = 0;
     while i < is_new.len() {
@@ -364,7 +383,7 @@ pub fn judge_batches(is_new: &[bool], tokens: &[u32], budget: u32) -> Vec<std::o
             used += tokens[start] as u64;
         }
         // The context never reaches back into an earlier batch.
-        if let Some(prev) = batches.last().map(|r: &std::ops::Range<usize>| r.end) {
+        if let Some(prev) = batches.last().map(|r: &Range<usize>| r.end) {
             start = start.max(prev);
         }
         batches.push(start..i);
@@ -393,160 +412,6 @@ fn scope_of(layer: Layer, agent_id: Option<&str>) -> Scope {
         // With no agent configured, agent lessons are kept with the user's.
         _ => Scope::User,
     }
-}
-
-/// One judged batch: where its candidates came from.
-struct Batch<'a> {
-    session_id: &'a str,
-    /// The hashes of its new messages, marked processed with its results.
-    hashes: &'a [String],
-    lang: Language,
-}
-
-/// Resolves candidates against similar stored memories (one call for the
-/// batch, no lock held), then, under the namespace lock, applies the
-/// decisions and marks the batch processed in one step. Another instance
-/// may have written meanwhile: a batch it already processed is not applied
-/// twice, and a memory it expired or deleted is not superseded again.
-#[allow(clippy::too_many_arguments)]
-async fn apply(
-    longterm: &Mutex<LongTermMemory>,
-    governor: Option<&Governor>,
-    lock: &NamedLock,
-    tokenizer: &dyn crate::tokens::Tokenizer,
-    batch: &Batch<'_>,
-    candidates: Vec<Candidate>,
-    options: &EndSessionOptions,
-    report: &mut EndSessionReport,
-) -> Result<()> {
-    let (session_id, lang) = (batch.session_id, batch.lang);
-    if candidates.is_empty() {
-        let _held = lock.acquire().await?;
-        return longterm.lock().await.mark_processed(batch.hashes, PROCESSED_TTL_MS).await;
-    }
-    // Similar stored memories per candidate, with short aliases.
-    let (agent_id, neighbours) = {
-        let mut r = longterm.lock().await;
-        let agent_id = r.agent_id().map(str::to_string);
-        let mut alias = 0;
-        let neighbours: Vec<Vec<(String, String, String)>> = candidates
-            .iter()
-            .map(|c| {
-                let opts = SearchOptions {
-                    top_k: options.neighbours,
-                    scopes: Some(vec![scope_of(c.layer, agent_id.as_deref())]),
-                    ..SearchOptions::default()
-                };
-                let text = dedup::normalize(&c.content);
-                r.search(&c.content, None, &opts)
-                    .unwrap_or_default()
-                    .into_iter()
-                    .filter(|h| {
-                        dedup::jaccard(&text, &dedup::normalize(&h.text)) >= options.neighbour_min_similarity
-                    })
-                    .map(|h| {
-                        alias += 1;
-                        (format!("m{alias}"), h.id, h.text)
-                    })
-                    .collect()
-            })
-            .collect();
-        (agent_id, neighbours)
-    };
-    let needs_resolve: Vec<usize> = (0..candidates.len()).filter(|&i| !neighbours[i].is_empty()).collect();
-    let mut decisions = vec![Decision::Add; candidates.len()];
-    // Candidates the model compared with their neighbours and judged new
-    // are stored unless exactly known; the rest get the full local dedup.
-    let mut judged_new = vec![false; candidates.len()];
-    if let (Some(governor), false) = (governor, needs_resolve.is_empty()) {
-        let items: Vec<ResolveItem> = needs_resolve
-            .iter()
-            .map(|&i| ResolveItem {
-                candidate: &candidates[i].content,
-                similar: neighbours[i].iter().map(|(a, _, text)| (a.clone(), text.as_str())).collect(),
-            })
-            .collect();
-        let answer = governor.call(Purpose::Resolve, prompts::resolve(lang, &items), tokenizer).await;
-        let known = |k: usize, alias: &str| neighbours[needs_resolve[k]].iter().any(|(a, _, _)| a == alias);
-        match answer.map(|r| parse::parse_resolve(&r.content, needs_resolve.len(), known)) {
-            Ok(Some(d)) => {
-                for (k, decision) in d.into_iter().enumerate() {
-                    judged_new[needs_resolve[k]] = decision == Decision::Add;
-                    decisions[needs_resolve[k]] = decision;
-                }
-            }
-            // Unresolved candidates are added: dedup on write still catches
-            // repeats, and nothing stored is expired on a guess.
-            Ok(None) => report.errors.push("resolve: the answer held no usable JSON; added as new".into()),
-            Err(e) => report.errors.push(format!("resolve: {e}; added as new")),
-        }
-    }
-    let _held = lock.acquire().await?;
-    let mut r = longterm.lock().await;
-    r.refresh().await?;
-    if !batch.hashes.is_empty() && batch.hashes.iter().all(|h| r.is_processed(h)) {
-        report.errors.push("batch already processed by another instance; not applied twice".into());
-        return Ok(());
-    }
-    let now = r.now_ms();
-    // Additions land in two writes (those the model judged new are checked
-    // for exact repeats only), not one per memory.
-    let (mut exact, mut full) = (Vec::new(), Vec::new());
-    for (((c, decision), near), judged_new) in
-        candidates.into_iter().zip(decisions).zip(&neighbours).zip(judged_new)
-    {
-        let mut entry =
-            MemoryEntry::new(c.content, Kind::Fact, Role::User, scope_of(c.layer, agent_id.as_deref()), now);
-        entry.importance = c.importance;
-        entry.sources = c.sources;
-        entry.temporal = c.temporal;
-        entry.metadata.insert("category".into(), c.category.as_str().into());
-        entry.metadata.insert("sessionId".into(), session_id.into());
-        if !c.aliases.is_empty() {
-            entry.metadata.insert(crate::entry::ALIASES.into(), c.aliases);
-        }
-        entry.count_with(tokenizer);
-        match decision {
-            Decision::Skip => report.skipped += 1,
-            Decision::Add if judged_new => exact.push(entry),
-            Decision::Add => full.push(entry),
-            Decision::Supersede(aliases) => {
-                let ids: Vec<String> = near
-                    .iter()
-                    .filter(|(a, _, _)| aliases.contains(a))
-                    .map(|(_, id, _)| id.clone())
-                    .filter(|id| r.get(id).is_some_and(|e| e.is_valid()))
-                    .collect();
-                if ids.is_empty() {
-                    // What the model saw is gone (another instance expired
-                    // or deleted it): the fact is stored as new, deduplicated.
-                    full.push(entry);
-                    continue;
-                }
-                r.supersede(entry, &ids).await?;
-                report.added += 1;
-                report.superseded += ids.len() as u32;
-            }
-        }
-    }
-    let mut outcomes = Vec::new();
-    if !exact.is_empty() {
-        outcomes.extend(r.remember_many_with(exact, &dedup::DedupOptions::EXACT).await?);
-    }
-    if !full.is_empty() {
-        outcomes.extend(r.remember_many(full).await?);
-    }
-    for outcome in outcomes {
-        match outcome {
-            Remembered::Duplicate { .. } => report.skipped += 1,
-            Remembered::Stored { .. } => report.added += 1,
-            Remembered::Superseded { superseded, .. } => {
-                report.added += 1;
-                report.superseded += superseded.len() as u32;
-            }
-        }
-    }
-    r.mark_processed(batch.hashes, PROCESSED_TTL_MS).await
 }
 
 #[cfg(test)]

@@ -1,14 +1,16 @@
-//! Session-end orchestration and the background work `Memory` queues:
-//! compression, session end, vectors and the reseal pass, each a [`Task`]
-//! run on the `Spawn` port, with a backoff after failures and `idle()`
-//! for whoever waits for none to run.
+//! Compression, run and committed, and the background work `Memory`
+//! queues: compression, session end, vectors and the reseal pass, each a
+//! [`Task`] run on the `Spawn` port, with a backoff after failures and
+//! `idle()` for whoever waits for none to run.
 
 use futures::channel::oneshot;
 
 use super::{no_llm, Memory, Task};
 use crate::error::Result;
-use crate::llm::compress::{self, CompressReport};
-use crate::llm::consolidate::{self, EndSessionOptions, EndSessionReport};
+use crate::llm::compress::{self, ChunkStore, CompressReport};
+use crate::llm::governor::Governor;
+use crate::working::conversation::Seq;
+use crate::working::session::SummaryCommit;
 
 /// Backoff of background compression after failures: 1 s, doubling, 5 min
 /// at most. A deadline, compared with `now` when the next `add` asks.
@@ -49,43 +51,49 @@ impl Memory {
     }
 
     /// Summarizes the old messages now (map-reduce); `None` when there is
-    /// nothing to compress. On failure nothing is lost.
+    /// nothing to compress. On failure nothing is lost. The calls' usage
+    /// joins the session's usage record.
     pub async fn compress(&self) -> Result<Option<CompressReport>> {
         let model = self.inner.model.as_ref().ok_or_else(no_llm)?;
         let _turn = self.inner.work.lock().await;
-        self.inner.session.lock().await.sync().await?;
-        compress::compress(&self.inner.session, &model.governor, &self.inner.lock).await
+        let before = model.governor.stats();
+        let out = self.compress_held(&model.governor).await;
+        self.inner.session.lock().await.budget_mut().add_usage(model.governor.usage_since(&before));
+        out
     }
 
-    /// Session end: long-term memories from the messages not yet processed,
-    /// conflicts resolved, the summary refreshed when due; without a model,
-    /// memories by rule (no summary). Work that fails stays owed; dropping
-    /// the future abandons it (also owed).
-    pub async fn end_session(&self) -> Result<EndSessionReport> {
-        let governor = self.inner.model.as_ref().map(|m| &m.governor);
-        let _turn = self.inner.work.lock().await;
-        let _ending = self.inner.end_lock.acquire().await?;
-        self.inner.session.lock().await.sync().await?;
-        let report = consolidate::end_session(
-            &self.inner.session,
-            &self.inner.longterm,
-            governor,
-            &self.inner.lock,
-            &EndSessionOptions::default(),
-        )
-        .await;
-        self.embed_soon();
-        report
+    /// Compression with this session's turn held: the session's mutex only
+    /// for the snapshot, the model asked with no lock held, the commit under
+    /// the namespace lock. Messages added meanwhile are not in the snapshot,
+    /// so they stay in the window; a summary another instance committed
+    /// meanwhile through a later message stays (the commit never moves back).
+    async fn compress_held(&self, governor: &Governor) -> Result<Option<CompressReport>> {
+        let (snapshot, chunks) = {
+            let mut s = self.inner.session.lock().await;
+            s.sync().await?;
+            (compress::snapshot(&s), ChunkStore::new(s.store().clone(), s.storage_id()))
+        };
+        let Some(plan) = compress::plan(governor, snapshot, &chunks).await? else { return Ok(None) };
+        let committed = self.commit_summary_through(plan.summary, plan.through).await?;
+        chunks.clear_through(plan.through).await?;
+        Ok(Some(CompressReport {
+            messages: plan.messages,
+            chunks: plan.chunks,
+            llm_calls: plan.llm_calls,
+            summary: committed.entry().clone(),
+        }))
+    }
+
+    /// Commits a summary through position `through` under the namespace
+    /// lock: a compare-and-set that never moves the summary back.
+    pub(super) async fn commit_summary_through(&self, text: String, through: Seq) -> Result<SummaryCommit> {
+        let _held = self.inner.lock.acquire().await?;
+        self.inner.session.lock().await.commit_summary_through(text, through).await
     }
 
     /// [`Memory::compress`] as a `'static` future (for spawning).
     pub async fn compress_owned(self) -> Result<Option<CompressReport>> {
         self.compress().await
-    }
-
-    /// [`Memory::end_session`] as a `'static` future (for spawning).
-    pub async fn end_session_owned(self) -> Result<EndSessionReport> {
-        self.end_session().await
     }
 
     /// Queues an embedding run unless one is queued or a failure's backoff

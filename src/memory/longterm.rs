@@ -123,7 +123,7 @@ impl Memory {
         }
         let ids = crate::order::set_of(ids);
         // Not while this session compresses or ends (its summary could
-        // quote them); the namespace lock before the mutexes, as always.
+        // quote them); in the lock order of `mod.rs`.
         let _turn = self.inner.work.lock().await;
         let _held = self.inner.lock.acquire().await?;
         let deleted = self.inner.session.lock().await.forget_messages(&ids).await?;

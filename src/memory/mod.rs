@@ -20,11 +20,29 @@
 //!   returns, a test before it checks.
 //!
 //! # Locks
-//! One lock per namespace (the `Lock` port: Web Locks across tabs, an
-//! in-realm lock elsewhere), always taken before this instance's mutexes,
-//! never held across a model call or a host hook. It guards long-term writes
-//! (after a fresh read, so dedup sees what another tab just stored),
-//! summary commits, and applying a session end's results.
+//! This folder alone takes locks and commits. The model's pipelines
+//! (`llm::compress`, `llm::consolidate`) read a snapshot taken here and
+//! return a plan; the commit re-checks what may have changed meanwhile
+//! (the summary compare-and-set, processed marks and memories still valid
+//! after a fresh read). Whoever holds more than one takes them in this
+//! order, the only one:
+//! 1. `work`: this instance's turn on the session for compression, session
+//!    end, summary commits and deleting messages a summary could quote.
+//!    Held across the model call, so an older summary never lands after a
+//!    newer one; it blocks only those, on this instance.
+//! 2. `end_lock`: one session end of the session at a time across
+//!    instances (`Lock` port). Held across the model call; it blocks only
+//!    another end of the same session.
+//! 3. The lease on ending the session (`llm::lease`, a store record for
+//!    processes no lock spans): never waited on; an end that finds it held
+//!    leaves the work owed.
+//! 4. `lock`, the namespace's (`Lock` port: Web Locks across tabs, an
+//!    in-realm lock elsewhere). It guards long-term writes (after a fresh
+//!    read, so dedup sees what another tab just stored), summary commits,
+//!    and applying a session end's batch. Never held across a model call
+//!    or a host hook.
+//! 5. `session`, then 6. `longterm`: this instance's mutexes, held for a
+//!    snapshot, a read or one commit, never across a model call.
 //!
 //! # Reads see other instances
 //! Every long-term read first checks the stored generation (one `get`) and
@@ -35,10 +53,12 @@
 //! # Files
 //! This file holds the types and `open`; `working.rs` the session's
 //! messages and requests, `longterm.rs` long-term writes, forgetting and
-//! reads, `transfer.rs` import and export, `background.rs` session end,
-//! compression and the other background tasks.
+//! reads, `transfer.rs` import and export, `ending.rs` session end and its
+//! commits, `background.rs` compression and its commit, and the other
+//! background tasks.
 
 mod background;
+mod ending;
 mod longterm;
 #[cfg(test)]
 mod tests;

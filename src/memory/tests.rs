@@ -8,6 +8,7 @@ use std::cell::{Cell, RefCell};
 
 use futures::executor::{LocalPool, LocalSpawner};
 use futures::task::LocalSpawnExt;
+use futures::FutureExt;
 
 use super::*;
 use crate::entry::{Kind, Role};
@@ -95,15 +96,15 @@ impl Store for YieldingStore {
 }
 
 /// Instances sharing one store, one lock registry and one clock.
-struct World {
-    pool: LocalPool,
-    store: Rc<dyn Store>,
-    clock: Rc<SteppedClock>,
+pub(super) struct World {
+    pub(super) pool: LocalPool,
+    pub(super) store: Rc<dyn Store>,
+    pub(super) clock: Rc<SteppedClock>,
     locks: Rc<LocalLocks>,
 }
 
 impl World {
-    fn new() -> World {
+    pub(super) fn new() -> World {
         Self::on(Rc::new(MemoryStore::new()))
     }
 
@@ -111,7 +112,7 @@ impl World {
         Self::on(Rc::new(YieldingStore::new(seed)))
     }
 
-    fn on(store: Rc<dyn Store>) -> World {
+    pub(super) fn on(store: Rc<dyn Store>) -> World {
         World {
             pool: LocalPool::new(),
             store,
@@ -120,7 +121,7 @@ impl World {
         }
     }
 
-    fn ports(&self, llm: Option<Rc<ScriptedLlm>>) -> Ports {
+    pub(super) fn ports(&self, llm: Option<Rc<ScriptedLlm>>) -> Ports {
         Ports {
             store: self.store.clone(),
             clock: self.clock.clone(),
@@ -136,7 +137,7 @@ impl World {
         }
     }
 
-    fn open_with(&mut self, options: MemoryOptions, ports: Ports) -> Memory {
+    pub(super) fn open_with(&mut self, options: MemoryOptions, ports: Ports) -> Memory {
         self.pool.run_until(Memory::open(options, ports)).unwrap()
     }
 
@@ -145,17 +146,17 @@ impl World {
         self.open_with(options(session), ports)
     }
 
-    fn run<T>(&mut self, f: impl std::future::Future<Output = T>) -> T {
+    pub(super) fn run<T>(&mut self, f: impl std::future::Future<Output = T>) -> T {
         self.pool.run_until(f)
     }
 
     /// Runs background work until nothing can move (a held model stays held).
-    fn settle(&mut self) {
+    pub(super) fn settle(&mut self) {
         self.pool.run_until_stalled();
     }
 }
 
-fn options(session: &str) -> MemoryOptions {
+pub(super) fn options(session: &str) -> MemoryOptions {
     MemoryOptions {
         namespace: "user-1".into(),
         session_id: session.into(),
@@ -391,6 +392,188 @@ fn two_tabs_ending_one_session_at_once_judge_each_message_once() {
     let (first, second) = (w.run(first).unwrap(), w.run(second).unwrap());
     assert_eq!(first.new_messages + second.new_messages, 5, "{first:?} {second:?}");
     assert_eq!(llm.requests().iter().filter(|r| r.json).count(), 1, "one judge call in all");
+}
+
+/// Spawns `f` on the world's pool and runs all that can move; then the
+/// handle, polled: ready, or still waiting (on a lock or the model). A
+/// deadlock fails the test instead of hanging it.
+fn spawned<T: 'static>(
+    w: &mut World,
+    f: impl std::future::Future<Output = T> + 'static,
+) -> futures::future::RemoteHandle<T> {
+    let handle = w.pool.spawner().spawn_local_with_handle(f).unwrap();
+    w.settle();
+    handle
+}
+
+fn ready<T: 'static>(handle: &mut futures::future::RemoteHandle<T>) -> Option<T> {
+    handle.now_or_never()
+}
+
+#[test]
+fn a_slow_compression_blocks_no_call_and_loses_no_message_added_meanwhile() {
+    let mut w = World::new();
+    let llm = Rc::new(ScriptedLlm::responding(|_| Reply::text("the summary")));
+    let mut opts = MemoryOptions { auto_compress: Some(false), ..options("chat") };
+    opts.session.retain_recent_rounds = 1;
+    let ports = w.ports(Some(llm.clone()));
+    let m = w.open_with(opts, ports);
+    for i in 0..6 {
+        w.run(m.add(user(&format!("question {i}")))).unwrap();
+        w.run(m.add(assistant(&format!("answer {i}")))).unwrap();
+    }
+    let release = llm.hold();
+    let mut compressing = spawned(&mut w, m.clone().compress_owned());
+    assert!(!llm.requests().is_empty() && ready(&mut compressing).is_none(), "the model thinks");
+    // The same instance adds, remembers, reads and builds a request while
+    // the model thinks: none of them waits for it.
+    let (m1, m2, m3) = (m.clone(), m.clone(), m.clone());
+    let mut added = spawned(&mut w, async move { m1.add(user("said while it thinks")).await });
+    let mut remembered = spawned(&mut w, async move { m2.remember(fact("Has a cat named Miso")).await });
+    let mut built = spawned(&mut w, async move { m3.build_context(ContextRequest::default()).await });
+    assert!(ready(&mut added).expect("add waited on the model").is_ok());
+    assert!(ready(&mut remembered).expect("remember waited on the model").is_ok());
+    assert!(ready(&mut built).expect("build_context waited on the model").is_ok());
+    release.send(()).unwrap();
+    let report = w.run(compressing).unwrap().unwrap();
+    assert_eq!(report.messages, 10, "the snapshot's messages, not the one added meanwhile");
+    let history = contents(&w.run(m.session_history()).unwrap());
+    assert_eq!(history.len(), 13, "nothing lost: {history:?}");
+    let window = w.run(m.build_context(ContextRequest::default())).unwrap().messages;
+    assert!(window[0].content.contains("the summary"));
+    let kept: Vec<&str> = window[1..].iter().map(|e| e.content.as_str()).collect();
+    assert_eq!(
+        kept,
+        ["question 5", "answer 5", "said while it thinks"],
+        "the newer messages stay in the window"
+    );
+}
+
+#[test]
+fn a_slow_judge_blocks_no_add_and_a_concurrent_end_judges_only_what_is_left() {
+    let mut w = World::new();
+    let llm = judge_model();
+    let a = w.open("chat", Some(llm.clone()));
+    let b = w.open("chat", Some(llm.clone()));
+    let said = ["I grow tomatoes", "I keep bees", "I play chess", "I speak Welsh", "I swim on Sundays"];
+    for text in &said[..3] {
+        w.run(a.add(user(text))).unwrap();
+    }
+    let release = llm.hold();
+    let first = spawned(&mut w, a.clone().end_session_owned());
+    assert_eq!(llm.requests().len(), 1, "the judge was asked");
+    // While it thinks: both instances add to the session, and b ends it.
+    let (a1, b1, b2) = (a.clone(), b.clone(), b.clone());
+    let mut added_a = spawned(&mut w, async move { a1.add(user(said[3])).await });
+    let mut added_b = spawned(&mut w, async move { b1.add(user(said[4])).await });
+    let mut remembered = spawned(&mut w, async move { b2.remember(fact("Has a cat named Miso")).await });
+    assert!(ready(&mut added_a).expect("a's add waited on the model").is_ok());
+    assert!(ready(&mut added_b).expect("b's add waited on the model").is_ok());
+    assert!(ready(&mut remembered).expect("remember waited on the model").is_ok());
+    let mut second = spawned(&mut w, b.clone().end_session_owned());
+    assert!(ready(&mut second).is_none(), "an end of the same session waits for the first");
+    assert_eq!(llm.requests().len(), 1);
+    release.send(()).unwrap();
+    let (first, second) = (w.run(first).unwrap(), w.run(second).unwrap());
+    assert_eq!((first.new_messages, second.new_messages), (3, 2), "{first:?} {second:?}");
+    assert!(first.complete && second.complete);
+    let judged: Vec<String> = llm
+        .requests()
+        .iter()
+        .filter(|r| r.json)
+        .flat_map(|r| r.messages.last().unwrap().content.lines().map(str::to_string).collect::<Vec<_>>())
+        .filter(|l| l.starts_with("[[NEW]]"))
+        .collect();
+    assert_eq!(judged.len(), 5, "each message judged once: {judged:?}");
+    let mut stored = contents(&w.run(a.memories()).unwrap());
+    stored.sort();
+    let mut expected: Vec<String> = said.iter().map(|t| format!("User said: {t}")).collect();
+    expected.push("Has a cat named Miso".into());
+    expected.sort();
+    assert_eq!(stored, expected);
+    assert_eq!(w.run(a.end_session()).unwrap().new_messages, 0, "nothing left");
+}
+
+#[test]
+fn interleaved_compress_end_add_and_remember_on_two_instances_never_deadlock() {
+    // Every order the lock order allows: two instances on one session, each
+    // compressing (on demand and in the background) and ending it while
+    // both add and remember, over stores that interleave them differently
+    // per seed. A cycle in the lock order would leave a task waiting when
+    // nothing else can move.
+    for seed in 0..24 {
+        let mut w = World::seeded(seed);
+        let llm = judge_model();
+        llm.yield_before_answer(true);
+        let mut opts = options("chat");
+        opts.session.max_tokens = Some(80);
+        opts.session.retain_recent_rounds = 1;
+        let (pa, pb) = (w.ports(Some(llm.clone())), w.ports(Some(llm.clone())));
+        let a = w.open_with(opts.clone(), pa);
+        let b = w.open_with(opts, pb);
+        let release = llm.hold();
+        let spawner = w.pool.spawner();
+        let spawn = |f: LocalBoxFuture<'static, Result<()>>| spawner.spawn_local_with_handle(f).unwrap();
+        let (mut quick, mut slow) = (Vec::new(), Vec::new());
+        // Adds and remembers on both instances, each its own task.
+        let writes = |round: usize| {
+            [(a.clone(), "a"), (b.clone(), "b")].map(|(m, tag)| {
+                spawn(Box::pin(async move {
+                    m.add(user(&format!("{tag} likes topic {round}"))).await?;
+                    m.remember(fact(&format!("Fact number {round} of {tag}"))).await.map(|_| ())
+                }))
+            })
+        };
+        for round in 0..3 {
+            quick.extend(writes(round));
+            slow.push(spawn(Box::pin(a.clone().end_session_owned().map(|r| r.map(|_| ())))));
+            slow.push(spawn(Box::pin(b.clone().compress_owned().map(|r| r.map(|_| ())))));
+            slow.push(spawn(Box::pin(b.clone().end_session_owned().map(|r| r.map(|_| ())))));
+            slow.push(spawn(Box::pin(a.clone().compress_owned().map(|r| r.map(|_| ())))));
+            w.clock.advance(1);
+        }
+        w.settle();
+        for h in &mut quick {
+            assert!(ready(h).expect("an add or remember waited on the model").is_ok(), "seed {seed}");
+        }
+        // The model answers; more writes race the commits.
+        release.send(()).unwrap();
+        for round in 3..5 {
+            slow.extend(writes(round));
+        }
+        w.settle();
+        for h in &mut slow {
+            let out = ready(h).unwrap_or_else(|| panic!("seed {seed}: a task never finished"));
+            assert!(out.is_ok(), "seed {seed}: {out:?}");
+        }
+        assert_eq!((a.running(), b.running()), (0, 0), "seed {seed}");
+        // Nothing lost, and no message judged twice; one more end judges
+        // whatever the last ones' snapshots missed, and then nothing is left.
+        w.run(a.end_session()).unwrap();
+        assert_eq!(w.run(b.end_session()).unwrap().new_messages, 0, "seed {seed}");
+        let mut history = contents(&w.run(b.session_history()).unwrap());
+        history.sort();
+        let mut said: Vec<String> =
+            (0..5).flat_map(|r| ["a", "b"].map(|t| format!("{t} likes topic {r}"))).collect();
+        said.sort();
+        assert_eq!(history, said, "seed {seed}");
+        let mut judged: Vec<String> = llm
+            .requests()
+            .iter()
+            .filter(|r| r.json)
+            .flat_map(|r| {
+                let prompt = r.messages.last().unwrap().content.clone();
+                prompt
+                    .lines()
+                    .filter_map(|l| l.split_once("[[NEW]] #"))
+                    .map(|(_, l)| l.to_string())
+                    .collect::<Vec<_>>()
+            })
+            .filter_map(|l| l.split_once(" [user]: ").map(|(_, t)| t.to_string()))
+            .collect();
+        judged.sort();
+        assert_eq!(judged, said, "seed {seed}: each message judged once");
+    }
 }
 
 #[test]

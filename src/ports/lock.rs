@@ -9,8 +9,8 @@
 //!
 //! Implementations: the Web Locks API in browsers (`navigator.locks`, held
 //! across tabs and released when a tab dies) and [`LocalLocks`] (instances in
-//! one JS realm or one native process). Lock order, everywhere: this lock
-//! first, then an instance's own mutexes.
+//! one JS realm or one native process). Where it stands among the other
+//! locks `Memory` takes is written once, in `src/memory/mod.rs`.
 
 use std::any::Any;
 use std::cell::RefCell;
