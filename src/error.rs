@@ -42,6 +42,8 @@ pub enum ErrorCode {
     /// Encrypted records cannot be read: no key was given, or none of the
     /// given keys is the one that sealed them.
     Decryption,
+    /// A sync peer speaks another version of the sync protocol.
+    SyncVersion,
 }
 
 impl ErrorCode {
@@ -62,6 +64,7 @@ impl ErrorCode {
             ErrorCode::Blocked => "BLOCKED",
             ErrorCode::Freed => "FREED",
             ErrorCode::Decryption => "DECRYPTION",
+            ErrorCode::SyncVersion => "SYNC_VERSION",
         }
     }
 }

@@ -9,7 +9,7 @@ const TS_TYPES: &'static str = r#"
 export type ErrorCode =
   | "INVALID_INPUT" | "NOT_FOUND" | "STORAGE" | "QUOTA_EXCEEDED" | "TOKENIZER_PACK"
   | "LLM" | "EMBEDDER" | "TIMEOUT" | "ABORTED" | "LIMIT_EXCEEDED" | "STORAGE_TIMEOUT" | "BUSY" | "BLOCKED"
-  | "FREED" | "NOT_INITIALIZED" | "DECRYPTION";
+  | "FREED" | "NOT_INITIALIZED" | "DECRYPTION" | "SYNC_VERSION";
 
 /** Errors thrown by agent-memory: `name` is "AgentMemoryError". */
 export interface AgentMemoryError extends Error { code: ErrorCode; }

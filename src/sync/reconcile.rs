@@ -1,0 +1,173 @@
+//! The two roles of an exchange: the initiator ([`sync`]), which drives
+//! rounds until both sides hold the same items, and the answering side
+//! ([`answer`]), which keeps nothing between exchanges.
+
+use std::collections::{BTreeSet, VecDeque};
+
+use negentropy::{Id, Negentropy, NegentropyStorageVector};
+use serde::Serialize;
+
+use crate::error::{Error, ErrorCode, Result};
+use crate::sync::frame::{record_size, Frame, Kind, MAX_FRAME, OVERHEAD};
+use crate::sync::{timestamp, ItemId, Record, Replica, Transport, ID_LEN};
+
+/// The largest reconciliation message of either side: the rest of a frame
+/// carries records.
+const QUERY_LIMIT: u64 = 64 * 1024;
+/// Records read from a replica at a time while a frame fills.
+const BATCH: usize = 256;
+/// Rounds after which a sync gives up: a peer that never settles.
+const MAX_ROUNDS: u32 = 10_000;
+
+/// What a sync did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SyncReport {
+    /// Items sent to the peer.
+    pub sent: u32,
+    /// Items received and taken.
+    pub received: u32,
+    /// Items received and rejected as damaged (not matching their id,
+    /// failing to open, or not asked for).
+    pub rejected: u32,
+    /// Items too large for a frame, left unsent.
+    pub too_large: u32,
+    pub bytes_sent: u64,
+    pub bytes_received: u64,
+    /// Exchanges.
+    pub rounds: u32,
+}
+
+fn negentropy_error(e: negentropy::Error) -> Error {
+    Error::invalid(format!("set reconciliation failed: {e}"))
+}
+
+/// A sealed negentropy storage of `ids`.
+fn storage_of(ids: Vec<ItemId>) -> Result<NegentropyStorageVector> {
+    let mut storage = NegentropyStorageVector::with_capacity(ids.len());
+    for id in ids {
+        storage.insert(timestamp(&id), Id::from_byte_array(id)).map_err(negentropy_error)?;
+    }
+    storage.seal().map_err(negentropy_error)?;
+    Ok(storage)
+}
+
+/// Fills `records` from `queue` (read from `replica`, [`BATCH`] at a time)
+/// while they fit in `room`; says whether some did not fit. A record too
+/// large for any frame is dropped and counted in `too_large`.
+async fn fill(
+    replica: &dyn Replica,
+    queue: &mut VecDeque<ItemId>,
+    room: &mut usize,
+    records: &mut Vec<Record>,
+    too_large: &mut u32,
+) -> Result<bool> {
+    while !queue.is_empty() {
+        let batch: Vec<ItemId> = queue.drain(..queue.len().min(BATCH)).collect();
+        let mut read = replica.read(&batch).await?.into_iter();
+        while let Some(r) = read.next() {
+            let size = record_size(&r);
+            if size > MAX_FRAME - OVERHEAD - QUERY_LIMIT as usize {
+                *too_large += 1;
+            } else if size > *room {
+                // Back in order, for the next frame.
+                let back: Vec<ItemId> = std::iter::once(r.id).chain(read.map(|r| r.id)).collect();
+                for id in back.into_iter().rev() {
+                    queue.push_front(id);
+                }
+                return Ok(true);
+            } else {
+                *room -= size;
+                records.push(r);
+            }
+        }
+    }
+    Ok(false)
+}
+
+/// Makes `replica` and the peer behind `transport` hold the same items:
+/// rounds of reconciliation, each carrying the records the peer lacks and
+/// asking for the ones this side lacks, until nothing differs. Records
+/// land as they arrive, so a sync cut off midway keeps what it got.
+pub async fn sync(replica: &dyn Replica, transport: &dyn Transport) -> Result<SyncReport> {
+    let storage = storage_of(replica.ids().await?)?;
+    let mut negentropy = Negentropy::borrowed(&storage, QUERY_LIMIT).map_err(negentropy_error)?;
+    let mut query = Some(negentropy.initiate().map_err(negentropy_error)?);
+    let (mut give, mut want) = (VecDeque::new(), VecDeque::new());
+    let mut report = SyncReport::default();
+    while query.is_some() || !give.is_empty() || !want.is_empty() {
+        if report.rounds == MAX_ROUNDS {
+            return Err(Error::invalid(format!("the peer did not settle in {MAX_ROUNDS} exchanges")));
+        }
+        report.rounds += 1;
+        let mut request = Frame::new(Kind::Request);
+        request.query = query.take();
+        let mut room = MAX_FRAME - request.size();
+        // Ids first (32 bytes each), at most half the room: the rest carries records.
+        let wants = want.len().min(room / 2 / ID_LEN);
+        request.wants = want.drain(..wants).collect();
+        room -= wants * ID_LEN;
+        fill(replica, &mut give, &mut room, &mut request.records, &mut report.too_large).await?;
+        let bytes = request.encode();
+        report.bytes_sent += bytes.len() as u64;
+        report.sent += request.records.len() as u32;
+        let answer = transport.exchange(bytes).await?;
+        report.bytes_received += answer.len() as u64;
+        let reply = Frame::decode(&answer)?;
+        if reply.kind != Kind::Response {
+            return Err(Error::invalid("the peer answered a sync request with a request"));
+        }
+        let asked: BTreeSet<ItemId> = request.wants.iter().copied().collect();
+        let (records, unasked): (Vec<Record>, Vec<Record>) =
+            reply.records.into_iter().partition(|r| asked.contains(&r.id));
+        report.rejected += unasked.len() as u32;
+        if reply.cut {
+            let got: BTreeSet<ItemId> = records.iter().map(|r| r.id).collect();
+            for id in request.wants.iter().rev().filter(|id| !got.contains(*id)) {
+                want.push_front(*id);
+            }
+        }
+        if !records.is_empty() {
+            let n = records.len() as u32;
+            let rejected = replica.write(records).await?;
+            report.received += n - rejected.min(n);
+            report.rejected += rejected.min(n);
+        }
+        if request.query.is_some() {
+            let message = reply.query.ok_or_else(|| Error::invalid("the peer's answer lacks its reconciliation"))?;
+            let (mut have, mut need) = (Vec::new(), Vec::new());
+            query = negentropy.reconcile_with_ids(&message, &mut have, &mut need).map_err(negentropy_error)?;
+            give.extend(have.into_iter().map(|id| id.to_bytes()));
+            want.extend(need.into_iter().map(|id| id.to_bytes()));
+        }
+    }
+    Ok(report)
+}
+
+/// The answer to one exchange of a peer's [`sync`]: takes the records it
+/// carries, answers its reconciliation and sends the records it asks for
+/// (as many as fit). A request of another protocol version is answered
+/// with this side's version, so the peer fails with `SYNC_VERSION`.
+pub async fn answer(replica: &dyn Replica, request: &[u8]) -> Result<Vec<u8>> {
+    let request = match Frame::decode(request) {
+        Err(e) if e.code == ErrorCode::SyncVersion => return Ok(Frame::new(Kind::Version).encode()),
+        other => other?,
+    };
+    if request.kind != Kind::Request {
+        return Err(Error::invalid("a sync answer came where a request was expected"));
+    }
+    if !request.records.is_empty() {
+        replica.write(request.records).await?;
+    }
+    let mut reply = Frame::new(Kind::Response);
+    if let Some(query) = &request.query {
+        let storage = storage_of(replica.ids().await?)?;
+        let mut negentropy = Negentropy::borrowed(&storage, QUERY_LIMIT).map_err(negentropy_error)?;
+        reply.query = Some(negentropy.reconcile(query).map_err(negentropy_error)?);
+    }
+    let mut room = MAX_FRAME - reply.size();
+    let mut wants: VecDeque<ItemId> = request.wants.into_iter().collect();
+    let mut too_large = 0;
+    reply.cut = fill(replica, &mut wants, &mut room, &mut reply.records, &mut too_large).await?;
+    Ok(reply.encode())
+}
