@@ -68,7 +68,8 @@ impl Replica for Side<'_> {
             let mut rejected = 0;
             for Record { id, bytes } in records {
                 let opened = sealed.open_item(&id, bytes).await?;
-                match opened.and_then(|b| String::from_utf8(b).map_err(|_| "a synced item that is not text")) {
+                match opened.and_then(|b| String::from_utf8(b).map_err(|_| "a synced item that is not text"))
+                {
                     Ok(line) => lines.push((id, line)),
                     Err(why) => {
                         damage.report(&format!("sync/{}", crate::base64::hex(&id)), why);

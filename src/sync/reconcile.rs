@@ -134,9 +134,11 @@ pub async fn sync(replica: &dyn Replica, transport: &dyn Transport) -> Result<Sy
             report.rejected += rejected.min(n);
         }
         if request.query.is_some() {
-            let message = reply.query.ok_or_else(|| Error::invalid("the peer's answer lacks its reconciliation"))?;
+            let message =
+                reply.query.ok_or_else(|| Error::invalid("the peer's answer lacks its reconciliation"))?;
             let (mut have, mut need) = (Vec::new(), Vec::new());
-            query = negentropy.reconcile_with_ids(&message, &mut have, &mut need).map_err(negentropy_error)?;
+            query =
+                negentropy.reconcile_with_ids(&message, &mut have, &mut need).map_err(negentropy_error)?;
             give.extend(have.into_iter().map(|id| id.to_bytes()));
             want.extend(need.into_iter().map(|id| id.to_bytes()));
         }

@@ -27,7 +27,6 @@ pub struct Relay {
     ids: RefCell<Option<(Option<String>, Vec<ItemId>)>>,
 }
 
-
 fn key_of(id: &ItemId) -> String {
     format!("{SYNC_ITEM_PREFIX}{}", hex(id))
 }
@@ -58,8 +57,10 @@ impl Replica for Relay {
                 }
             }
             let listed = self.store.list(SYNC_ITEM_PREFIX).await?;
-            let ids: Vec<ItemId> =
-                listed.iter().filter_map(|(k, _)| unhex(&k[SYNC_ITEM_PREFIX.len()..])?.try_into().ok()).collect();
+            let ids: Vec<ItemId> = listed
+                .iter()
+                .filter_map(|(k, _)| unhex(&k[SYNC_ITEM_PREFIX.len()..])?.try_into().ok())
+                .collect();
             *self.ids.borrow_mut() = Some((mark, ids.clone()));
             Ok(ids)
         })
@@ -88,7 +89,8 @@ impl Replica for Relay {
                 return Ok(bad.len() as u32);
             }
             let mark = format!("{:016x}", crate::entry::random_u64(0));
-            let mut items: Vec<(String, String)> = good.iter().map(|r| (key_of(&r.id), base64(&r.bytes))).collect();
+            let mut items: Vec<(String, String)> =
+                good.iter().map(|r| (key_of(&r.id), base64(&r.bytes))).collect();
             items.push((SYNC_MARK_KEY.to_string(), mark.clone()));
             let held = self.ids.borrow().as_ref().map(|(m, _)| m.clone());
             // Checked against the mark the ids were read at: if it held,

@@ -390,7 +390,13 @@ impl Landing {
         self.write_lines(log, lines, now, false).await.map(drop)
     }
 
-    async fn write_lines(&mut self, log: &mut Log, lines: Vec<String>, now: i64, checked: bool) -> Result<bool> {
+    async fn write_lines(
+        &mut self,
+        log: &mut Log,
+        lines: Vec<String>,
+        now: i64,
+        checked: bool,
+    ) -> Result<bool> {
         if lines.is_empty() {
             return Ok(true);
         }

@@ -11,10 +11,10 @@
 //! its own operation, and the receiver erases what it forgets, as the
 //! forgetter did.
 
+use crate::error::Result;
 use crate::longterm::log::landing::line_of;
 use crate::longterm::log::{Action, Op, OpId, Stamp};
 use crate::longterm::records::Records;
-use crate::error::Result;
 use crate::sync::{id_parts, item_id, ItemId, KIND_LONG_TERM};
 
 /// The item id of an operation.

@@ -303,7 +303,11 @@ impl SealedStore {
     /// A received item's plain bytes, or why it is damaged: without keys
     /// it passes as it came; with keys it must open under one of them
     /// and its own id.
-    pub async fn open_item(&self, id: &[u8], bytes: Vec<u8>) -> Result<std::result::Result<Vec<u8>, &'static str>> {
+    pub async fn open_item(
+        &self,
+        id: &[u8],
+        bytes: Vec<u8>,
+    ) -> Result<std::result::Result<Vec<u8>, &'static str>> {
         let Some(keys) = &self.keys else { return Ok(Ok(bytes)) };
         if bytes.len() < 8 + NONCE_LEN + TAG_LEN {
             return Ok(Err("a synced item that is not sealed, or cut short"));
@@ -312,7 +316,8 @@ impl SealedStore {
             return Ok(Err("a synced item sealed under a key this memory was not given"));
         };
         let nonce: [u8; NONCE_LEN] = bytes[8..8 + NONCE_LEN].try_into().expect("length checked");
-        let opened = keys.cipher.open(index, nonce, self.item_aad(id), bytes[8 + NONCE_LEN..].to_vec()).await?;
+        let opened =
+            keys.cipher.open(index, nonce, self.item_aad(id), bytes[8 + NONCE_LEN..].to_vec()).await?;
         Ok(opened.ok_or("a synced item that fails authentication (altered, or moved to another id)"))
     }
 
