@@ -44,6 +44,9 @@ pub enum ErrorCode {
     Decryption,
     /// A sync peer speaks another version of the sync protocol.
     SyncVersion,
+    /// The host's sync transport failed: it rejected, or answered with
+    /// something other than bytes.
+    SyncTransport,
 }
 
 impl ErrorCode {
@@ -65,6 +68,7 @@ impl ErrorCode {
             ErrorCode::Freed => "FREED",
             ErrorCode::Decryption => "DECRYPTION",
             ErrorCode::SyncVersion => "SYNC_VERSION",
+            ErrorCode::SyncTransport => "SYNC_TRANSPORT",
         }
     }
 }

@@ -28,6 +28,7 @@ pub fn error(e: engine::Error) -> types::Error {
         ErrorCode::Freed => C::Freed,
         ErrorCode::Decryption => C::Decryption,
         ErrorCode::SyncVersion => C::SyncVersion,
+        ErrorCode::SyncTransport => C::SyncTransport,
     };
     types::Error { code, message: e.message }
 }

@@ -9,7 +9,8 @@ const TS_TYPES: &'static str = r#"
 export type ErrorCode =
   | "INVALID_INPUT" | "NOT_FOUND" | "STORAGE" | "QUOTA_EXCEEDED" | "TOKENIZER_PACK"
   | "LLM" | "EMBEDDER" | "TIMEOUT" | "ABORTED" | "LIMIT_EXCEEDED" | "STORAGE_TIMEOUT" | "BUSY" | "BLOCKED"
-  | "FREED" | "NOT_INITIALIZED" | "DECRYPTION" | "SYNC_VERSION";
+  | "FREED" | "NOT_INITIALIZED" | "DECRYPTION" | "SYNC_VERSION"
+  | "SYNC_TRANSPORT";
 
 /** Errors thrown by agent-memory: `name` is "AgentMemoryError". */
 export interface AgentMemoryError extends Error { code: ErrorCode; }
@@ -578,6 +579,52 @@ export interface UsageReport extends Usage {
   contextWindow: number;
   availableForConversation: number;
   compressionThreshold: number;
+}
+"#;
+
+// ---- Sync (#39): kept as one block of its own ----
+#[wasm_bindgen(typescript_custom_section)]
+const TS_SYNC_TYPES: &'static str = r#"
+/** What `memory.sync(transport)` (or `relay.sync`) did. */
+export interface SyncReport {
+  /** Operations sent to the peer, and received from it and taken. */
+  sent: number;
+  received: number;
+  /** Operations received that did not open or match their id: reported as damaged, never applied. */
+  rejected: number;
+  /** Operations too large for a frame (1 MiB), left unsent. */
+  tooLarge: number;
+  bytesSent: number;
+  bytesReceived: number;
+  /** Exchanges with the peer. */
+  rounds: number;
+}
+
+/** This instance's syncs, in `stats().sync` once it synced. */
+export interface SyncStats {
+  /** When the last sync ended (ms), and how many ran. */
+  lastAt: number;
+  syncs: number;
+  sent: number;
+  received: number;
+  rejected: number;
+  bytesSent: number;
+  bytesReceived: number;
+  /** Why the last sync failed, if it did. */
+  lastError?: string;
+}
+
+export interface MemoryStats {
+  /** Once this instance synced. */
+  sync?: SyncStats;
+}
+
+/** `SyncRelay.open`: a relay on a storage adapter, in one user's namespace. */
+export interface SyncRelayOptions {
+  store: StorageAdapter;
+  namespace: string;
+  /** A storage adapter's call must settle within this, else STORAGE_TIMEOUT (default 30000). */
+  storageTimeoutMs?: number;
 }
 "#;
 
