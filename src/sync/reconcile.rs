@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeSet, VecDeque};
 
-use negentropy::{Id, Negentropy, NegentropyStorageVector};
+use negentropy::{Bound, Id, Item, Negentropy, NegentropyStorageBase};
 use serde::Serialize;
 
 use crate::error::{Error, ErrorCode, Result};
@@ -42,14 +42,47 @@ fn negentropy_error(e: negentropy::Error) -> Error {
     Error::invalid(format!("set reconciliation failed: {e}"))
 }
 
-/// A sealed negentropy storage of `ids`.
-fn storage_of(ids: Vec<ItemId>) -> Result<NegentropyStorageVector> {
-    let mut storage = NegentropyStorageVector::with_capacity(ids.len());
-    for id in ids {
-        storage.insert(timestamp(&id), Id::from_byte_array(id)).map_err(negentropy_error)?;
+/// Items in reconciliation order (time, then id), without duplicates:
+/// negentropy's own vector storage sorts with a sort of its own, which
+/// cost the wasm a copy of the standard library's sort; this one sorts
+/// through [`crate::order`].
+struct Sorted(Vec<Item>);
+
+impl NegentropyStorageBase for Sorted {
+    fn size(&self) -> std::result::Result<usize, negentropy::Error> {
+        Ok(self.0.len())
     }
-    storage.seal().map_err(negentropy_error)?;
-    Ok(storage)
+
+    fn get_item(&self, i: usize) -> std::result::Result<Option<Item>, negentropy::Error> {
+        Ok(self.0.get(i).copied())
+    }
+
+    fn iterate(
+        &self,
+        begin: usize,
+        end: usize,
+        cb: &mut dyn FnMut(Item, usize) -> std::result::Result<bool, negentropy::Error>,
+    ) -> std::result::Result<(), negentropy::Error> {
+        let items = self.0.get(begin..end).ok_or(negentropy::Error::BadRange)?;
+        for (at, item) in items.iter().enumerate() {
+            if !cb(*item, begin + at)? {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn find_lower_bound(&self, first: usize, last: usize, value: &Bound) -> usize {
+        first + self.0[first..last].partition_point(|item| *item < value.item)
+    }
+}
+
+fn storage_of(ids: Vec<ItemId>) -> Sorted {
+    let mut items: Vec<Item> =
+        ids.into_iter().map(|id| Item::with_timestamp_and_id(timestamp(&id), Id::from_byte_array(id))).collect();
+    crate::order::sort(&mut items);
+    items.dedup();
+    Sorted(items)
 }
 
 /// Fills `records` from `queue` (read from `replica`, [`BATCH`] at a time)
@@ -90,7 +123,7 @@ async fn fill(
 /// asking for the ones this side lacks, until nothing differs. Records
 /// land as they arrive, so a sync cut off midway keeps what it got.
 pub async fn sync(replica: &dyn Replica, transport: &dyn Transport) -> Result<SyncReport> {
-    let storage = storage_of(replica.ids().await?)?;
+    let storage = storage_of(replica.ids().await?);
     let mut negentropy = Negentropy::borrowed(&storage, QUERY_LIMIT).map_err(negentropy_error)?;
     let mut query = Some(negentropy.initiate().map_err(negentropy_error)?);
     let (mut give, mut want) = (VecDeque::new(), VecDeque::new());
@@ -163,7 +196,7 @@ pub async fn answer(replica: &dyn Replica, request: &[u8]) -> Result<Vec<u8>> {
     }
     let mut reply = Frame::new(Kind::Response);
     if let Some(query) = &request.query {
-        let storage = storage_of(replica.ids().await?)?;
+        let storage = storage_of(replica.ids().await?);
         let mut negentropy = Negentropy::borrowed(&storage, QUERY_LIMIT).map_err(negentropy_error)?;
         reply.query = Some(negentropy.reconcile(query).map_err(negentropy_error)?);
     }
