@@ -2,7 +2,7 @@
 //! rounds until both sides hold the same items, and the answering side
 //! ([`answer`]), which keeps nothing between exchanges.
 
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::VecDeque;
 
 use negentropy::{Bound, Id, Item, Negentropy, NegentropyStorageBase};
 use serde::Serialize;
@@ -150,13 +150,16 @@ pub async fn sync(replica: &dyn Replica, transport: &dyn Transport) -> Result<Sy
         if reply.kind != Kind::Response {
             return Err(Error::invalid("the peer answered a sync request with a request"));
         }
-        let asked: BTreeSet<ItemId> = request.wants.iter().copied().collect();
+        // Sorted for lookups (a set of ids cost the wasm a B-tree of its own).
+        let mut asked = request.wants.clone();
+        crate::order::sort(&mut asked);
         let (records, unasked): (Vec<Record>, Vec<Record>) =
-            reply.records.into_iter().partition(|r| asked.contains(&r.id));
+            reply.records.into_iter().partition(|r| asked.binary_search(&r.id).is_ok());
         report.rejected += unasked.len() as u32;
         if reply.cut {
-            let got: BTreeSet<ItemId> = records.iter().map(|r| r.id).collect();
-            for id in request.wants.iter().rev().filter(|id| !got.contains(*id)) {
+            let mut got: Vec<ItemId> = records.iter().map(|r| r.id).collect();
+            crate::order::sort(&mut got);
+            for id in request.wants.iter().rev().filter(|id| got.binary_search(id).is_err()) {
                 want.push_front(*id);
             }
         }
