@@ -76,8 +76,10 @@ impl NegentropyStorageBase for Sorted {
 }
 
 fn storage_of(ids: Vec<ItemId>) -> Sorted {
-    let mut items: Vec<Item> =
-        ids.into_iter().map(|id| Item::with_timestamp_and_id(timestamp(&id), Id::from_byte_array(id))).collect();
+    let mut items: Vec<Item> = ids
+        .into_iter()
+        .map(|id| Item::with_timestamp_and_id(timestamp(&id), Id::from_byte_array(id)))
+        .collect();
     crate::order::sort(&mut items);
     items.dedup();
     Sorted(items)
