@@ -30,7 +30,9 @@ const ASYNC = {
     "add", "addNew", "compress", "endSession", "idle", "pendingWork", "buildContext", "sentEntries", "sessionHistory",
     "commitSummary", "remember", "rememberMany", "supersede", "search", "memories", "history",
     "undo", "forget", "forgetScope", "purge", "exportMemories", "importMemories", "stats", "derivedFrom", "deleteSession",
+    "sync",
   ]),
+  SyncRelay: new Set(["open", "exchange"]),
 };
 
 /** A typed error, as the wasm side makes them. */
@@ -44,7 +46,7 @@ export function error(code, message, cause) {
 const notReady = () =>
   error("NOT_INITIALIZED", "agent-memory is not initialized: call `await init()` (or `initSync({ module })`) first");
 
-const RAW_CLASSES = [raw.Memory, raw.SearchIndex, raw.TokenBudget, raw.Tokenizer];
+const RAW_CLASSES = [raw.Memory, raw.SearchIndex, raw.TokenBudget, raw.Tokenizer, raw.SyncRelay];
 const isFreed = (value) => RAW_CLASSES.some((C) => value instanceof C) && value.__wbg_ptr === 0;
 /** A revoked Proxy throws on every touch, `instanceof` included. */
 export const isRevoked = (value) => {
@@ -109,6 +111,7 @@ const constructible = (C) =>
 
 export const Memory = raw.Memory;
 export const Tokenizer = raw.Tokenizer;
+export const SyncRelay = raw.SyncRelay;
 export const SearchIndex = constructible(raw.SearchIndex);
 export const TokenBudget = constructible(raw.TokenBudget);
 export const checkStorageAdapter = guarded(raw.checkStorageAdapter, true, null);

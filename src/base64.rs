@@ -1,5 +1,6 @@
 //! Standard base64 with padding: binary inside JSON or text records (vectors,
-//! sealed values), where the backends only promise to keep strings.
+//! sealed values), where the backends only promise to keep strings; and hex,
+//! for bytes that name things (key ids, synced items' keys).
 
 const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
@@ -39,6 +40,19 @@ pub fn unbase64(text: &str) -> Option<Vec<u8>> {
         out.extend_from_slice(&n.to_be_bytes()[1..4 - pad]);
     }
     Some(out)
+}
+
+/// Lowercase hex.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The bytes of hex text, if it is hex.
+pub fn unhex(text: &str) -> Option<Vec<u8>> {
+    if text.len() % 2 != 0 {
+        return None;
+    }
+    (0..text.len()).step_by(2).map(|at| u8::from_str_radix(text.get(at..at + 2)?, 16).ok()).collect()
 }
 
 #[cfg(test)]

@@ -47,6 +47,11 @@ pub enum ErrorCode {
     /// Encrypted records cannot be read: no key was given, or none of the
     /// given keys is the one that sealed them.
     Decryption,
+    /// A sync peer speaks another version of the sync protocol.
+    SyncVersion,
+    /// The host's sync transport failed: it rejected, or answered with
+    /// something other than bytes.
+    SyncTransport,
 }
 
 impl ErrorCode {
@@ -67,6 +72,8 @@ impl ErrorCode {
             ErrorCode::Blocked => "BLOCKED",
             ErrorCode::Freed => "FREED",
             ErrorCode::Decryption => "DECRYPTION",
+            ErrorCode::SyncVersion => "SYNC_VERSION",
+            ErrorCode::SyncTransport => "SYNC_TRANSPORT",
         }
     }
 }

@@ -86,6 +86,7 @@ mod script;
 mod seeded;
 mod semaphore;
 pub mod store;
+pub mod sync;
 mod text;
 pub mod tokens;
 #[cfg(all(feature = "ts", not(target_arch = "wasm32")))]

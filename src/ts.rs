@@ -104,7 +104,7 @@ fn optional_fields(body: &str) -> String {
 /// derive `TS` for that, and are not declared on their own.
 pub fn declarations() -> String {
     use crate::{
-        budget, embed, entry, error, llm, longterm, memory, redact, retrieval, store, tokens, working,
+        budget, embed, entry, error, llm, longterm, memory, redact, retrieval, store, sync, tokens, working,
     };
     let cfg = Config::new().with_large_int("number");
     [
@@ -154,6 +154,8 @@ pub fn declarations() -> String {
         declare::<store::damage::Damaged>(&cfg, false),
         declare::<embed::EmbedOptions>(&cfg, true),
         declare::<memory::SentEntries>(&cfg, false),
+        declare::<memory::SyncStats>(&cfg, false),
+        declare::<sync::SyncReport>(&cfg, false),
         declare::<memory::MemoryStats>(&cfg, false),
         declare::<memory::EmbeddingStats>(&cfg, false),
         declare::<redact::RedactOptions>(&cfg, true),

@@ -38,6 +38,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ),
     ("ports", &["ports"]),
     ("store", &["store"]),
+    ("set reconciliation", &["sync"]),
     ("retrieval, rule extraction", &["retrieval", "extract"]),
     ("working memory, embedder", &["working", "embed"]),
     ("long-term memory", &["longterm"]),

@@ -27,6 +27,8 @@ pub fn error(e: engine::Error) -> types::Error {
         ErrorCode::Blocked => C::Blocked,
         ErrorCode::Freed => C::Freed,
         ErrorCode::Decryption => C::Decryption,
+        ErrorCode::SyncVersion => C::SyncVersion,
+        ErrorCode::SyncTransport => C::SyncTransport,
     };
     types::Error { code, message: e.message }
 }

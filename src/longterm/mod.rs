@@ -353,6 +353,29 @@ impl LongTermMemory {
         r
     }
 
+    /// The sync item ids of every operation held ([`crate::sync`]).
+    pub fn item_ids(&self) -> Vec<crate::sync::ItemId> {
+        self.records.item_ids()
+    }
+
+    /// The stored lines of those of `items` held.
+    pub fn lines_of(&self, items: &[crate::sync::ItemId]) -> Vec<(crate::sync::ItemId, String)> {
+        self.records.lines_of(items)
+    }
+
+    /// Lands the operations a sync peer sent ([`Records::receive`]); those
+    /// that are not what their ids name are reported as damaged
+    /// (`sync/<op id>`). Gives how many.
+    pub async fn receive(&mut self, lines: Vec<(crate::sync::ItemId, String)>) -> Result<u32> {
+        let rejected = self.records.receive(lines).await;
+        self.sync().await?;
+        let rejected = rejected?;
+        for (id, why) in &rejected {
+            self.damage.report(&format!("sync/{}", id.as_str()), why);
+        }
+        Ok(rejected.len() as u32)
+    }
+
     /// Reloads when another tab changed the store.
     pub async fn refresh(&mut self) -> Result<()> {
         if self.records.refresh().await? {

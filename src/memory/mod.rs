@@ -53,18 +53,20 @@
 //! # Files
 //! This file holds the types and `open`; `working.rs` the session's
 //! messages and requests, `longterm.rs` long-term writes, forgetting and
-//! reads, `transfer.rs` import and export, `ending.rs` session end and its
-//! commits, `background.rs` compression and its commit, and the other
-//! background tasks.
+//! reads, `transfer.rs` import and export, `sync.rs` sync with a peer,
+//! `ending.rs` session end and its commits, `background.rs` compression and
+//! its commit, and the other background tasks.
 
 mod background;
 mod ending;
 mod longterm;
+mod sync;
 #[cfg(test)]
 mod tests;
 mod transfer;
 mod working;
 
+pub use sync::{SyncStats, EXCHANGE_TIMEOUT_MS};
 pub use transfer::ImportDocument;
 pub use working::SentEntries;
 
@@ -178,6 +180,9 @@ pub struct MemoryStats {
     /// What this instance redacted, by kind and place, when it redacts.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub redactions: Option<RedactionStats>,
+    /// This instance's syncs, once it synced.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sync: Option<SyncStats>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -240,6 +245,7 @@ struct Inner {
     /// Background tasks not yet settled, and who waits for none.
     running: Cell<u32>,
     idle_waiters: RefCell<Vec<oneshot::Sender<()>>>,
+    sync: RefCell<Option<SyncStats>>,
 }
 
 /// A session and its namespace's long-term memory. Cloning shares it.
@@ -383,6 +389,7 @@ impl Memory {
                 redactor: options.redact.map(|o| Redactor::new(o, ports.patterns)),
                 running: Cell::new(0),
                 idle_waiters: RefCell::default(),
+                sync: RefCell::default(),
             }),
         };
         // With or without a model: session end has a rules judge, and a run
@@ -430,6 +437,7 @@ impl Memory {
             embedding,
             encryption: self.inner.sealed.stats(),
             redactions: self.inner.redactor.as_ref().map(Redactor::stats),
+            sync: self.inner.sync.borrow().clone(),
         })
     }
 }

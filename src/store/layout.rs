@@ -21,6 +21,8 @@
 //! outbox/<session id>                  session-end work owed
 //! vec/<document id>                    a document's vector
 //! key/moved/<older key id>             word of a key rotation, for instances on the older key
+//! sync/item/<id hex>                   a relay's item (base64 of its bytes), never a memory's
+//! sync/mark                            a relay's last write: unchanged, no new item
 //! ```
 //!
 //! Ids put into keys are checked where they are made or taken in: memory
@@ -46,6 +48,9 @@ pub const SESSIONS_PREFIX: &str = "session/";
 pub const OUTBOX_PREFIX: &str = "outbox/";
 pub const VECTOR_PREFIX: &str = "vec/";
 pub const MOVED_PREFIX: &str = "key/moved/";
+/// A relay's items ([`crate::sync::Relay`]), in a store of its own.
+pub const SYNC_ITEM_PREFIX: &str = "sync/item/";
+pub const SYNC_MARK_KEY: &str = "sync/mark";
 
 /// Every record of `writer`'s writes lives under this prefix.
 pub fn log_writer_prefix(writer: u64) -> String {
@@ -161,6 +166,8 @@ mod tests {
             outbox_key("s"),
             vector_key("m"),
             moved_key("k"),
+            format!("{SYNC_ITEM_PREFIX}00"),
+            SYNC_MARK_KEY.to_string(),
         ];
         let prefixes = [
             LOG_PREFIX,
@@ -180,6 +187,8 @@ mod tests {
             OUTBOX_PREFIX,
             VECTOR_PREFIX,
             MOVED_PREFIX,
+            SYNC_ITEM_PREFIX,
+            SYNC_MARK_KEY,
         ];
         for key in &keys {
             let owners = prefixes.iter().filter(|p| key.starts_with(*p)).count();

@@ -77,7 +77,7 @@ const OPEN_FIELDS: &[&str] = &[
 ];
 
 /// Storage calls of an adapter settle within this, by default.
-const STORAGE_TIMEOUT_MS: u32 = 30_000;
+pub(super) const STORAGE_TIMEOUT_MS: u32 = 30_000;
 
 async fn open_store(spec: JsValue, namespace: &str, timeout_ms: u32) -> Result<Rc<dyn Store>> {
     if spec.is_undefined() || spec.is_null() || spec.as_string().as_deref() == Some("memory") {
@@ -92,7 +92,7 @@ async fn open_store(spec: JsValue, namespace: &str, timeout_ms: u32) -> Result<R
     Err(Error::invalid("store must be \"memory\", \"indexeddb\" or a storage adapter object"))
 }
 
-fn optional(v: JsValue) -> Option<JsValue> {
+pub(super) fn optional(v: JsValue) -> Option<JsValue> {
     (!v.is_undefined() && !v.is_null()).then_some(v)
 }
 
@@ -122,7 +122,7 @@ fn hook(v: JsValue, what: &str) -> Result<Option<Function>> {
 }
 
 /// Takes an optional whole-number option of at least `min` out of `obj`.
-fn u32_field(obj: &JsValue, name: &str, min: u32) -> std::result::Result<Option<u32>, JsValue> {
+pub(super) fn u32_field(obj: &JsValue, name: &str, min: u32) -> std::result::Result<Option<u32>, JsValue> {
     let Some(v) = optional(take_field(obj, name)?) else { return Ok(None) };
     let n = u32::try_from(js_count(&v, name)?).ok().filter(|&n| n >= min);
     let n = n.ok_or_else(|| Error::invalid(format!("{name} must be an integer from {min} to 2^32 - 1")))?;
@@ -227,10 +227,13 @@ async fn parse_open(options: JsValue) -> std::result::Result<(MemoryOptions, Por
 }
 
 #[wasm_bindgen(js_name = Memory)]
-pub struct JsMemory(Memory);
+pub struct JsMemory(pub(super) Memory);
 
 /// A promise of a core call: its error rejects it.
-fn promise<T: 'static, F>(f: F, convert: fn(&T) -> std::result::Result<JsValue, JsValue>) -> Promise
+pub(super) fn promise<T: 'static, F>(
+    f: F,
+    convert: fn(&T) -> std::result::Result<JsValue, JsValue>,
+) -> Promise
 where
     F: std::future::Future<Output = std::result::Result<T, JsValue>> + 'static,
 {

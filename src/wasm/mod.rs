@@ -18,6 +18,7 @@ mod memory;
 mod redact;
 mod search;
 mod spawn;
+mod sync;
 mod tokenizer;
 mod types;
 

@@ -182,6 +182,17 @@ export interface IndexDocument {
 }
 "#;
 
+#[wasm_bindgen(typescript_custom_section)]
+const TS_SYNC_TYPES: &'static str = r#"
+/** `SyncRelay.open`: a relay on a storage adapter, in one user's namespace. */
+export interface SyncRelayOptions {
+  store: StorageAdapter;
+  namespace: string;
+  /** A storage adapter's call must settle within this, else STORAGE_TIMEOUT (default 30000). */
+  storageTimeoutMs?: number;
+}
+"#;
+
 #[wasm_bindgen]
 extern "C" {
     #[wasm_bindgen(typescript_type = "BudgetOptions")]

@@ -210,7 +210,7 @@ fn parse_log_key(key: &str) -> Option<(u64, u64)> {
 }
 
 /// The line of JSON that stores `op`, named `id`.
-fn line_of(id: &OpId, op: &Op) -> String {
+pub fn line_of(id: &OpId, op: &Op) -> String {
     match op.action {
         Action::Erased { .. } => op.erased_json(id),
         _ => op.json(),
@@ -378,15 +378,32 @@ impl Landing {
     /// with `checked`, only if no other writer wrote since this one last
     /// looked (says whether it wrote).
     pub async fn append(&mut self, log: &mut Log, ops: Vec<Op>, checked: bool) -> Result<bool> {
-        if ops.is_empty() {
+        let now = ops.iter().map(|op| op.stamp.ms()).max().unwrap_or_default();
+        let lines: Vec<String> = ops.iter().map(Op::json).collect();
+        self.write_lines(log, lines, now, checked).await
+    }
+
+    /// Writes operations another replica made (a sync), as this writer's
+    /// next write at `now`, with their ids (an erased one keeps its own).
+    pub async fn land(&mut self, log: &mut Log, ops: &[(OpId, Op)], now: i64) -> Result<()> {
+        let lines: Vec<String> = ops.iter().map(|(id, op)| line_of(id, op)).collect();
+        self.write_lines(log, lines, now, false).await.map(drop)
+    }
+
+    async fn write_lines(
+        &mut self,
+        log: &mut Log,
+        lines: Vec<String>,
+        now: i64,
+        checked: bool,
+    ) -> Result<bool> {
+        if lines.is_empty() {
             return Ok(true);
         }
         let seq = self.seq + 1;
-        let lines: Vec<String> = ops.iter().map(Op::json).collect();
         let mut items: Vec<(String, String)> =
             pack(&lines).into_iter().enumerate().map(|(n, v)| (log_key(self.writer, seq, n), v)).collect();
         let parts = items.len();
-        let now = ops.iter().map(|op| op.stamp.ms()).max().unwrap_or_default();
         items.push((head_key(self.writer), format!("{seq} {now}")));
         let mark = format!("{:016x}-{seq}", self.writer);
         items.push((MARK_KEY.to_string(), mark.clone()));
@@ -409,7 +426,7 @@ impl Landing {
         }
         (self.seq, self.epoch) = (seq, Some(epoch));
         self.known.entry(self.writer).add(seq, seq);
-        let mut named = Vec::with_capacity(ops.len());
+        let mut named = Vec::new();
         for (key, value) in items.into_iter().take(parts) {
             self.take(&key, &value, &mut named);
         }

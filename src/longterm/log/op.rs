@@ -182,8 +182,19 @@ impl OpId {
     /// The id of the operation stamped `stamp` whose JSON is `json` (as
     /// [`Op::json`] wrote it).
     pub fn of(stamp: Stamp, json: &str) -> OpId {
-        let hash = Fnv64::default().feed(json.as_bytes()).finish();
+        OpId::from_parts(stamp, Fnv64::default().feed(json.as_bytes()).finish())
+    }
+
+    /// The id of the operation stamped `stamp` whose content hashes to `hash`.
+    pub fn from_parts(stamp: Stamp, hash: u64) -> OpId {
         OpId(format!("{:016x}-{:016x}-{hash:016x}", stamp.clock, stamp.writer))
+    }
+
+    /// The stamp and content hash the id names.
+    pub fn parts(&self) -> Option<(Stamp, u64)> {
+        let mut words = self.0.split('-').map(|w| u64::from_str_radix(w, 16).ok());
+        let (clock, writer, hash) = (words.next()??, words.next()??, words.next()??);
+        Some((Stamp { clock, writer }, hash))
     }
 }
 
@@ -252,6 +263,8 @@ mod tests {
         let b = Op::new(Stamp { clock: 2 << 16, writer: 1 }, Action::Create { entry });
         assert!(a.id() < b.id());
         assert_eq!(a.id(), a.clone().id());
+        let (stamp, hash) = a.id().parts().unwrap();
+        assert_eq!((stamp, OpId::from_parts(stamp, hash)), (a.stamp, a.id()));
         let other = Op::new(a.stamp, Action::Retract { id: "x".into() });
         assert_ne!(a.id(), other.id());
         let erased = a.erased().unwrap();

@@ -633,5 +633,6 @@ pub fn new_memory(content: impl Into<String>, scope: Scope, now: i64) -> MemoryE
     MemoryEntry::new(content, Kind::Fact, crate::entry::Role::User, scope, now)
 }
 
+mod replica;
 #[cfg(test)]
 mod tests;

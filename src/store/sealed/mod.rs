@@ -50,7 +50,7 @@ use std::rc::Rc;
 
 use futures::future::join_all;
 
-use crate::base64::{base64, unbase64};
+use crate::base64::{base64, hex, unbase64, unhex};
 use crate::error::{Error, ErrorCode, Result};
 use crate::ports::cipher::{NONCE_LEN, TAG_LEN};
 use crate::ports::{Cipher, LocalBoxFuture};
@@ -104,10 +104,6 @@ pub struct SealedStore {
 
 fn decryption(message: impl Into<String>) -> Error {
     Error::new(ErrorCode::Decryption, message)
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 impl SealedStore {
@@ -279,6 +275,51 @@ impl SealedStore {
         let plain =
             opened.ok_or_else(|| decryption("the sealed export fails authentication: it was altered"))?;
         String::from_utf8(plain).map_err(|_| decryption("the sealed export is not text"))
+    }
+
+    /// Associated data of a synced item: it opens under its own id, in a
+    /// namespace of the same name, and nowhere else.
+    fn item_aad(&self, id: &[u8]) -> Vec<u8> {
+        let mut aad = ITEM_AAD.to_vec();
+        aad.extend_from_slice(self.namespace.as_bytes());
+        aad.push(0);
+        aad.extend_from_slice(id);
+        aad
+    }
+
+    /// A synced item's bytes as they leave: with keys, sealed under the
+    /// current key (its 8-byte key id, the nonce, then ciphertext and
+    /// tag), bound to its id; plain without.
+    pub async fn seal_item(&self, id: &[u8], plain: Vec<u8>) -> Result<Vec<u8>> {
+        let Some(keys) = &self.keys else { return Ok(plain) };
+        let mut nonce = [0u8; NONCE_LEN];
+        getrandom::fill(&mut nonce).map_err(|e| Error::storage(format!("no random nonce: {e}")))?;
+        let sealed = keys.cipher.seal(0, nonce, self.item_aad(id), plain).await?;
+        let mut out = unhex(&keys.ids[0]).unwrap_or_default();
+        out.extend_from_slice(&nonce);
+        out.extend_from_slice(&sealed);
+        Ok(out)
+    }
+
+    /// A received item's plain bytes, or why it is damaged: without keys
+    /// it passes as it came; with keys it must open under one of them
+    /// and its own id.
+    pub async fn open_item(
+        &self,
+        id: &[u8],
+        bytes: Vec<u8>,
+    ) -> Result<std::result::Result<Vec<u8>, &'static str>> {
+        let Some(keys) = &self.keys else { return Ok(Ok(bytes)) };
+        if bytes.len() < 8 + NONCE_LEN + TAG_LEN {
+            return Ok(Err("a synced item that is not sealed, or cut short"));
+        }
+        let Some(index) = keys.ids.iter().position(|k| *k == hex(&bytes[..8])) else {
+            return Ok(Err("a synced item sealed under a key this memory was not given"));
+        };
+        let nonce: [u8; NONCE_LEN] = bytes[8..8 + NONCE_LEN].try_into().expect("length checked");
+        let opened =
+            keys.cipher.open(index, nonce, self.item_aad(id), bytes[8 + NONCE_LEN..].to_vec()).await?;
+        Ok(opened.ok_or("a synced item that fails authentication (altered, or moved to another id)"))
     }
 
     /// The plain text of a stored value; `None` when it is damaged (and
@@ -460,6 +501,9 @@ fn moved(to: &str) -> Error {
 fn encrypted_without_key() -> Error {
     decryption("this namespace is encrypted: open it with its key (`encryption`)")
 }
+
+/// Associated data of synced items, before the namespace and the item's id.
+const ITEM_AAD: &[u8] = b"agent-memory sync item\0";
 
 /// Associated data of sealed exports (no namespace: an export moves).
 const EXPORT_AAD: &[u8] = b"agent-memory export";

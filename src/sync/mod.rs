@@ -1,0 +1,99 @@
+//! Sync: two replicas of a set of immutable items (the long-term log's
+//! operations) made equal by exchanging only what differs.
+//!
+//! Reconciliation is range-based ([negentropy]): the initiator sends
+//! fingerprints of ranges of its items, ordered by time then id; the peer
+//! answers with its own for the ranges that differ, split finer, down to
+//! lists of ids; so two nearly equal replicas exchange bytes in proportion
+//! to their difference, not to their size. Alongside, each exchange carries
+//! the records the peer lacks and asks for the ones this side lacks.
+//!
+//! - **One exchange at a time**, bytes in and bytes out ([`Transport`]):
+//!   what a host's `fetch` to a relay or a WebSocket round trip gives. The
+//!   library makes no network call of its own. The answering side keeps no
+//!   state between exchanges ([`answer`]), so a relay may restart between
+//!   two, and an exchange cut off midway loses nothing but itself: what
+//!   landed stays, and the next sync finds the rest.
+//! - **Frames are versioned and bounded** ([`frame`]): a peer of another
+//!   version gets `SYNC_VERSION`, an oversized or malformed frame is an
+//!   error value.
+//! - **Items are opaque here**: a [`Replica`] names its items by 32-byte
+//!   ids and hands over their bytes. The relay ([`Relay`]) keeps them as
+//!   records it never reads (sealed ones it cannot read); the memory's own
+//!   replica checks every record it receives against its id, and lands it
+//!   in its log.
+//!
+//! An item id: the first 8 bytes are a big-endian hybrid logical clock
+//! whose top 48 bits are milliseconds (the reconciliation's timestamp),
+//! then the writer (8 bytes), the content hash (8), the item's kind (1),
+//! and zeros.
+
+pub mod frame;
+mod reconcile;
+mod relay;
+
+#[cfg(test)]
+mod tests;
+
+pub use frame::{MAX_FRAME, PROTOCOL_VERSION};
+pub use reconcile::{answer, sync, SyncReport};
+pub use relay::Relay;
+
+use crate::error::Result;
+use crate::ports::LocalBoxFuture;
+
+pub const ID_LEN: usize = 32;
+pub type ItemId = [u8; ID_LEN];
+
+/// The kind byte of a long-term operation's id.
+pub const KIND_LONG_TERM: u8 = 1;
+
+/// An item as it travels: its id and its bytes (a stored operation, plain
+/// or sealed).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Record {
+    pub id: ItemId,
+    pub bytes: Vec<u8>,
+}
+
+/// The id of an item: its clock, writer, content hash and kind.
+pub fn item_id(clock: u64, writer: u64, hash: u64, kind: u8) -> ItemId {
+    let mut id = [0u8; ID_LEN];
+    id[..8].copy_from_slice(&clock.to_be_bytes());
+    id[8..16].copy_from_slice(&writer.to_be_bytes());
+    id[16..24].copy_from_slice(&hash.to_be_bytes());
+    id[24] = kind;
+    id
+}
+
+/// The clock, writer, content hash and kind of a well-formed id (its
+/// padding zero).
+pub fn id_parts(id: &ItemId) -> Option<(u64, u64, u64, u8)> {
+    if id[25..].iter().any(|&b| b != 0) {
+        return None;
+    }
+    let word = |at: usize| u64::from_be_bytes(id[at..at + 8].try_into().expect("8 bytes"));
+    Some((word(0), word(8), word(16), id[24]))
+}
+
+/// The reconciliation's timestamp of an item: the milliseconds of its clock.
+pub fn timestamp(id: &ItemId) -> u64 {
+    u64::from_be_bytes(id[..8].try_into().expect("8 bytes")) >> 16
+}
+
+/// One side of a sync: a set of items.
+pub trait Replica {
+    /// The ids of every item held.
+    fn ids(&self) -> LocalBoxFuture<'_, Result<Vec<ItemId>>>;
+
+    /// The records of those of `ids` it holds.
+    fn read<'a>(&'a self, ids: &'a [ItemId]) -> LocalBoxFuture<'a, Result<Vec<Record>>>;
+
+    /// Takes records a peer sent; says how many it rejected as damaged.
+    fn write(&self, records: Vec<Record>) -> LocalBoxFuture<'_, Result<u32>>;
+}
+
+/// The host's way to the peer: one request, one answer.
+pub trait Transport {
+    fn exchange(&self, request: Vec<u8>) -> LocalBoxFuture<'_, Result<Vec<u8>>>;
+}

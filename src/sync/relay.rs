@@ -1,0 +1,115 @@
+//! A relay: a replica over a [`Store`] of its own that holds items as
+//! opaque records (id and bytes), so it answers a device's sync, or syncs
+//! with another relay, without reading what it holds. When devices seal
+//! their operations, a relay holds ids (a clock, a writer, a hash) and
+//! ciphertext only.
+//!
+//! Each item is `sync/item/<id hex>` (its bytes in base64: stores keep
+//! text), and `sync/mark` changes with every write. The ids are kept
+//! between exchanges while the mark stays as this relay last wrote or read
+//! it, so an exchange costs one read of the mark, not a listing of every
+//! item; a relay beside others on one store lists again once one of them
+//! wrote.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use crate::base64::{base64, hex, unbase64, unhex};
+use crate::error::Result;
+use crate::ports::LocalBoxFuture;
+use crate::store::layout::{SYNC_ITEM_PREFIX, SYNC_MARK_KEY};
+use crate::store::Store;
+use crate::sync::{answer, id_parts, sync, ItemId, Record, Replica, SyncReport, Transport};
+
+pub struct Relay {
+    store: Rc<dyn Store>,
+    /// The ids held as of a mark.
+    ids: RefCell<Option<(Option<String>, Vec<ItemId>)>>,
+}
+
+fn key_of(id: &ItemId) -> String {
+    format!("{SYNC_ITEM_PREFIX}{}", hex(id))
+}
+
+impl Relay {
+    pub fn new(store: Rc<dyn Store>) -> Relay {
+        Relay { store, ids: RefCell::new(None) }
+    }
+
+    /// The answer to one exchange of a device's (or another relay's) sync.
+    pub async fn exchange(&self, request: &[u8]) -> Result<Vec<u8>> {
+        answer(self, request).await
+    }
+
+    /// Syncs this relay with the peer behind `transport` (relay to relay).
+    pub async fn sync(&self, transport: &dyn Transport) -> Result<SyncReport> {
+        sync(self, transport).await
+    }
+}
+
+impl Replica for Relay {
+    fn ids(&self) -> LocalBoxFuture<'_, Result<Vec<ItemId>>> {
+        Box::pin(async move {
+            let mark = self.store.get(SYNC_MARK_KEY).await?;
+            if let Some((held, ids)) = &*self.ids.borrow() {
+                if *held == mark {
+                    return Ok(ids.clone());
+                }
+            }
+            let listed = self.store.list(SYNC_ITEM_PREFIX).await?;
+            let ids: Vec<ItemId> = listed
+                .iter()
+                .filter_map(|(k, _)| unhex(&k[SYNC_ITEM_PREFIX.len()..])?.try_into().ok())
+                .collect();
+            *self.ids.borrow_mut() = Some((mark, ids.clone()));
+            Ok(ids)
+        })
+    }
+
+    fn read<'a>(&'a self, ids: &'a [ItemId]) -> LocalBoxFuture<'a, Result<Vec<Record>>> {
+        Box::pin(async move {
+            let keys: Vec<String> = ids.iter().map(key_of).collect();
+            let values = self.store.get_many(&keys).await?;
+            Ok(ids
+                .iter()
+                .zip(values)
+                .filter_map(|(id, v)| Some(Record { id: *id, bytes: unbase64(&v?)? }))
+                .collect())
+        })
+    }
+
+    /// Keeps every record whose id is well formed (the bytes are not
+    /// read: a relay cannot tell a damaged one; the device that receives
+    /// it does).
+    fn write(&self, records: Vec<Record>) -> LocalBoxFuture<'_, Result<u32>> {
+        Box::pin(async move {
+            let (good, bad): (Vec<Record>, Vec<Record>) =
+                records.into_iter().partition(|r| id_parts(&r.id).is_some());
+            if good.is_empty() {
+                return Ok(bad.len() as u32);
+            }
+            let mark = format!("{:016x}", crate::entry::random_u64(0));
+            let mut items: Vec<(String, String)> =
+                good.iter().map(|r| (key_of(&r.id), base64(&r.bytes))).collect();
+            items.push((SYNC_MARK_KEY.to_string(), mark.clone()));
+            let held = self.ids.borrow().as_ref().map(|(m, _)| m.clone());
+            // Checked against the mark the ids were read at: if it held,
+            // the ids stay known with these added.
+            let known = match held {
+                Some(seen) => self.store.put_many_if(SYNC_MARK_KEY, seen.as_deref(), items.clone()).await?,
+                None => false,
+            };
+            if known {
+                if let Some((m, ids)) = &mut *self.ids.borrow_mut() {
+                    *m = Some(mark);
+                    // A duplicate id is one item: reconciliation drops it.
+                    ids.extend(good.iter().map(|r| r.id));
+                }
+            } else {
+                self.store.put_many(items).await?;
+                *self.ids.borrow_mut() = None;
+            }
+            Ok(bad.len() as u32)
+        })
+    }
+}

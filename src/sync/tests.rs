@@ -1,0 +1,482 @@
+//! Sync natively: frames and their bounds, the protocol between in-memory
+//! replicas, memories syncing through a relay (plain and sealed) and
+//! directly, and many replicas under random partial syncs.
+
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use futures::executor::{LocalPool, LocalSpawner};
+use futures::task::LocalSpawnExt;
+
+use super::frame::{Frame, Kind};
+use super::*;
+use crate::entry::{MemoryEntry, Scope};
+use crate::error::ErrorCode;
+use crate::longterm::records::new_memory;
+use crate::memory::{Memory, MemoryOptions, Ports};
+use crate::ports::clock::ManualClock;
+use crate::ports::lock::LocalLocks;
+use crate::ports::{Cipher, Spawn};
+use crate::store::{MemoryStore, Store};
+use crate::tokens::Estimate;
+
+/// A replica of synthetic items in a map.
+#[derive(Default)]
+struct MapReplica(RefCell<BTreeMap<ItemId, Vec<u8>>>);
+
+impl Replica for MapReplica {
+    fn ids(&self) -> LocalBoxFuture<'_, Result<Vec<ItemId>>> {
+        Box::pin(async move { Ok(self.0.borrow().keys().copied().collect()) })
+    }
+    fn read<'a>(&'a self, ids: &'a [ItemId]) -> LocalBoxFuture<'a, Result<Vec<Record>>> {
+        Box::pin(async move {
+            let map = self.0.borrow();
+            Ok(ids.iter().filter_map(|id| Some(Record { id: *id, bytes: map.get(id)?.clone() })).collect())
+        })
+    }
+    fn write(&self, records: Vec<Record>) -> LocalBoxFuture<'_, Result<u32>> {
+        Box::pin(async move {
+            self.0.borrow_mut().extend(records.into_iter().map(|r| (r.id, r.bytes)));
+            Ok(0)
+        })
+    }
+}
+
+/// A transport to a replica's [`answer`], failing once `left` exchanges
+/// have gone (a connection cut off midway).
+struct Direct<'a> {
+    peer: &'a dyn Replica,
+    left: Cell<u32>,
+}
+
+impl<'a> Direct<'a> {
+    fn new(peer: &'a dyn Replica) -> Direct<'a> {
+        Direct { peer, left: Cell::new(u32::MAX) }
+    }
+}
+
+impl Transport for Direct<'_> {
+    fn exchange(&self, request: Vec<u8>) -> LocalBoxFuture<'_, Result<Vec<u8>>> {
+        Box::pin(async move {
+            if self.left.get() == 0 {
+                return Err(Error::storage("the connection dropped"));
+            }
+            self.left.set(self.left.get() - 1);
+            answer(self.peer, &request).await
+        })
+    }
+}
+
+/// A transport to a memory's answer.
+struct ToMemory<'a>(&'a Memory, Cell<u32>);
+
+impl Transport for ToMemory<'_> {
+    fn exchange(&self, request: Vec<u8>) -> LocalBoxFuture<'_, Result<Vec<u8>>> {
+        Box::pin(async move {
+            if self.1.get() == 0 {
+                return Err(Error::storage("the connection dropped"));
+            }
+            self.1.set(self.1.get() - 1);
+            self.0.answer_sync(&request).await
+        })
+    }
+}
+
+/// A transport to a relay.
+struct ToRelay<'a>(&'a Relay);
+
+impl Transport for ToRelay<'_> {
+    fn exchange(&self, request: Vec<u8>) -> LocalBoxFuture<'_, Result<Vec<u8>>> {
+        Box::pin(async move { self.0.exchange(&request).await })
+    }
+}
+
+use crate::error::{Error, Result};
+use crate::ports::LocalBoxFuture;
+
+fn run<T>(f: impl std::future::Future<Output = T>) -> T {
+    futures::executor::block_on(f)
+}
+
+/// xorshift, seeded.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+}
+
+fn synthetic(n: u64, rng: &mut Rng) -> (ItemId, Vec<u8>) {
+    let clock = (1_700_000_000_000 + n * 1000) << 16;
+    let id = item_id(clock, rng.next(), rng.next(), KIND_LONG_TERM);
+    (id, (0..300).map(|_| rng.next() as u8).collect())
+}
+
+#[test]
+fn frames_round_trip_and_bad_ones_are_error_values() {
+    let mut f = Frame::new(Kind::Response);
+    f.query = Some(vec![1, 2, 3]);
+    f.records = vec![Record { id: [7; 32], bytes: vec![9; 200] }];
+    f.cut = true;
+    let bytes = f.encode();
+    assert!(bytes.len() <= f.size());
+    assert_eq!(Frame::decode(&bytes).unwrap(), f);
+    // Oversized: refused before it is read.
+    let big = vec![0u8; MAX_FRAME + 1];
+    assert_eq!(Frame::decode(&big).unwrap_err().code, ErrorCode::LimitExceeded);
+    // A count larger than the frame allocates nothing.
+    let mut lying = b"AM\x01\x01\x00".to_vec();
+    lying.extend_from_slice(&[0xff, 0xff, 0xff, 0xff, 0x0f]);
+    assert_eq!(Frame::decode(&lying).unwrap_err().code, ErrorCode::InvalidInput);
+    // Random bytes, and every prefix of a good frame: errors, never a panic.
+    let mut rng = Rng(7);
+    let replica = MapReplica::default();
+    for n in 0..2_000 {
+        let mut junk: Vec<u8> = (0..rng.below(300)).map(|_| rng.next() as u8).collect();
+        if n % 2 == 0 && junk.len() > 4 {
+            junk[..4].copy_from_slice(b"AM\x01\x01");
+        }
+        let _ = Frame::decode(&junk);
+        let _ = run(answer(&replica, &junk));
+    }
+    for cut in 0..bytes.len() {
+        assert!(Frame::decode(&bytes[..cut]).is_err());
+    }
+}
+
+#[test]
+fn a_peer_of_another_version_gets_a_typed_error() {
+    let relay = Relay::new(Rc::new(MemoryStore::new()));
+    // A request of version 2 is answered with this side's version only.
+    let answered = run(relay.exchange(b"AM\x02\x01\x00\x00\x00")).unwrap();
+    assert_eq!(answered, b"AM\x01\x03");
+    // A device of version 1 whose relay answers as version 2.
+    struct Newer;
+    impl Transport for Newer {
+        fn exchange(&self, _: Vec<u8>) -> LocalBoxFuture<'_, Result<Vec<u8>>> {
+            Box::pin(async { Ok(b"AM\x02\x03".to_vec()) })
+        }
+    }
+    let err = run(sync(&MapReplica::default(), &Newer)).unwrap_err();
+    assert_eq!(err.code, ErrorCode::SyncVersion);
+    assert_eq!(err.code.as_str(), "SYNC_VERSION");
+}
+
+#[test]
+fn replicas_one_percent_apart_exchange_bytes_in_proportion() {
+    let mut rng = Rng(42);
+    let (a, b) = (MapReplica::default(), MapReplica::default());
+    let mut full = 0;
+    for n in 0..10_000 {
+        let (id, bytes) = synthetic(n, &mut rng);
+        full += 32 + bytes.len() as u64;
+        // 50 only on each side: 100 differ.
+        if n % 200 != 0 {
+            b.0.borrow_mut().insert(id, bytes.clone());
+        }
+        if n % 200 != 100 {
+            a.0.borrow_mut().insert(id, bytes);
+        }
+    }
+    let report = run(sync(&a, &Direct::new(&b))).unwrap();
+    assert_eq!((report.sent, report.received, report.rejected), (50, 50, 0));
+    assert_eq!(*a.0.borrow(), *b.0.borrow());
+    let bytes = report.bytes_sent + report.bytes_received;
+    assert!(bytes * 20 < full, "{bytes} bytes on the wire for a full upload of {full}");
+    eprintln!("1% of 10,000: {bytes} bytes in {} rounds; full upload {full}", report.rounds);
+    // A second sync moves nothing but one round of fingerprints.
+    let again = run(sync(&a, &Direct::new(&b))).unwrap();
+    assert_eq!((again.sent, again.received, again.rounds), (0, 0, 1));
+    assert!(again.bytes_sent + again.bytes_received < 2_000);
+}
+
+#[test]
+fn a_large_difference_spans_frames_and_a_cut_sync_resumes() {
+    let mut rng = Rng(3);
+    let (a, relay) = (MapReplica::default(), Relay::new(Rc::new(MemoryStore::new())));
+    for n in 0..8_000 {
+        let (id, bytes) = synthetic(n, &mut rng);
+        a.0.borrow_mut().insert(id, bytes);
+    }
+    // Cut off after two exchanges: what landed stays.
+    let cut = Direct { peer: &relay, left: Cell::new(2) };
+    assert!(run(sync(&a, &cut)).is_err());
+    let landed = run(relay.ids()).unwrap().len();
+    assert!(landed > 0 && landed < 8_000, "{landed}");
+    let report = run(sync(&a, &Direct::new(&relay))).unwrap();
+    assert_eq!(report.sent as usize, 8_000 - landed);
+    assert!(report.rounds > 2, "8,000 records of 300 bytes take several frames");
+    // Another replica gets everything from the relay.
+    let b = MapReplica::default();
+    let got = run(sync(&b, &Direct::new(&relay))).unwrap();
+    assert_eq!(got.received, 8_000);
+    assert_eq!(*a.0.borrow(), *b.0.borrow());
+    // Relay to relay: a second one catches up with the first.
+    let mirror = Relay::new(Rc::new(MemoryStore::new()));
+    assert_eq!(run(mirror.sync(&ToRelay(&relay))).unwrap().received, 8_000);
+    let (mut x, mut y) = (run(mirror.ids()).unwrap(), run(relay.ids()).unwrap());
+    x.sort();
+    y.sort();
+    assert_eq!(x, y);
+}
+
+// ---- memories ----
+
+struct PoolSpawner(LocalSpawner);
+
+impl Spawn for PoolSpawner {
+    fn spawn(&self, task: LocalBoxFuture<'static, ()>) {
+        self.0.spawn_local(task).expect("the pool outlives its memories");
+    }
+}
+
+/// A device: a memory on a store of its own.
+struct Device {
+    memory: Memory,
+    store: Rc<MemoryStore>,
+}
+
+struct World {
+    pool: LocalPool,
+    clock: Rc<ManualClock>,
+}
+
+impl World {
+    fn new() -> World {
+        World { pool: LocalPool::new(), clock: Rc::new(ManualClock::new(1_700_000_000_000)) }
+    }
+
+    fn device(&mut self, cipher: Option<&[u8]>) -> Device {
+        let store = Rc::new(MemoryStore::new());
+        let cipher =
+            cipher.map(|seeds| crate::store::sealed::testing::TestCipher::new(seeds) as Rc<dyn Cipher>);
+        let ports = Ports {
+            store: store.clone(),
+            clock: self.clock.clone(),
+            locks: Rc::new(LocalLocks::default()),
+            spawner: Rc::new(PoolSpawner(self.pool.spawner())),
+            tokenizer: Rc::new(Estimate),
+            llm: None,
+            embedder: None,
+            long_term: None,
+            on_damaged: None,
+            cipher,
+            patterns: None,
+        };
+        let options =
+            MemoryOptions { namespace: "user-1".into(), session_id: "s".into(), ..Default::default() };
+        let memory = self.run(Memory::open(options, ports)).unwrap();
+        Device { memory, store }
+    }
+
+    fn run<T>(&mut self, f: impl std::future::Future<Output = T>) -> T {
+        let out = self.pool.run_until(f);
+        self.pool.run_until_stalled();
+        self.clock.advance(1_000);
+        out
+    }
+}
+
+fn fact(text: &str) -> MemoryEntry {
+    new_memory(text, Scope::User, 1_700_000_000_000)
+}
+
+/// Every memory (history too) and judged mark: what a view is.
+fn view(w: &mut World, d: &Device) -> (Vec<MemoryEntry>, BTreeMap<String, i64>) {
+    let mut doc = w.run(d.memory.export()).unwrap();
+    doc.entries.sort_by(|a, b| a.id.cmp(&b.id));
+    (doc.entries, doc.processed)
+}
+
+/// Every raw value of a store, with base64 values decoded too.
+fn raw(w: &mut World, store: &MemoryStore) -> String {
+    let values = w.run(store.list("")).unwrap();
+    let mut text = String::new();
+    for (_, v) in values {
+        text.push_str(&v);
+        if let Some(bytes) = crate::base64::unbase64(&v) {
+            text.push_str(&String::from_utf8_lossy(&bytes));
+        }
+    }
+    text
+}
+
+fn contents(entries: &[MemoryEntry]) -> Vec<String> {
+    let mut v: Vec<String> = entries.iter().filter(|e| e.is_valid()).map(|e| e.content.clone()).collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn two_devices_through_a_relay_hold_the_same_memories_and_a_forget_propagates() {
+    let mut w = World::new();
+    let (a, b) = (w.device(None), w.device(None));
+    let relay_store = Rc::new(MemoryStore::new());
+    let relay = Relay::new(relay_store.clone());
+    let dog = fact("Has a dog named Rex");
+    let dog_id = dog.id.clone();
+    w.run(a.memory.remember(dog)).unwrap();
+    w.run(a.memory.remember(fact("Works as a nurse"))).unwrap();
+    w.run(b.memory.remember(fact("Lives in Lisbon"))).unwrap();
+    for d in [&a, &b, &a] {
+        w.run(d.memory.sync(&ToRelay(&relay))).unwrap();
+    }
+    let (va, vb) = (view(&mut w, &a), view(&mut w, &b));
+    assert_eq!(va, vb);
+    assert_eq!(contents(&va.0), ["Has a dog named Rex", "Lives in Lisbon", "Works as a nurse"]);
+    // The forget travels; the receiver erases the text from its store.
+    assert!(w.run(b.memory.forget(&dog_id)).unwrap());
+    let report = w.run(b.memory.sync(&ToRelay(&relay))).unwrap();
+    assert_eq!(report.sent, 1, "the forget; an erased write keeps its id and does not move");
+    let report = w.run(a.memory.sync(&ToRelay(&relay))).unwrap();
+    assert_eq!(report.received, 1);
+    assert_eq!(view(&mut w, &a), view(&mut w, &b));
+    assert!(!contents(&view(&mut w, &a).0).contains(&"Has a dog named Rex".to_string()));
+    for store in [&a.store, &b.store] {
+        assert!(!raw(&mut w, store).contains("Rex"), "a device's raw store still holds a forgotten text");
+    }
+    let stats = w.run(a.memory.stats()).unwrap().sync.unwrap();
+    assert_eq!((stats.syncs, stats.received, stats.last_error.clone()), (3, 2, None));
+    // A device that joins late gets everything, the forget included.
+    let c = w.device(None);
+    w.run(c.memory.sync(&ToRelay(&relay))).unwrap();
+    assert_eq!(view(&mut w, &c), view(&mut w, &a));
+    assert!(!raw(&mut w, &c.store).contains("Rex"));
+}
+
+#[test]
+fn a_tampered_operation_is_rejected_as_damaged_and_never_applied() {
+    let mut w = World::new();
+    let (a, b) = (w.device(None), w.device(None));
+    let relay_store = Rc::new(MemoryStore::new());
+    let relay = Relay::new(relay_store.clone());
+    w.run(a.memory.remember(fact("Likes green tea"))).unwrap();
+    w.run(a.memory.sync(&ToRelay(&relay))).unwrap();
+    let (key, value) = w.run(relay_store.list(crate::store::layout::SYNC_ITEM_PREFIX)).unwrap().remove(0);
+    let text = String::from_utf8(crate::base64::unbase64(&value).unwrap()).unwrap();
+    let altered = crate::base64::base64(text.replace("green", "black").as_bytes());
+    w.run(relay_store.put_many(vec![(key, altered)])).unwrap();
+    let report = w.run(b.memory.sync(&ToRelay(&Relay::new(relay_store.clone())))).unwrap();
+    assert_eq!((report.received, report.rejected), (0, 1));
+    assert!(w.run(b.memory.memories()).unwrap().is_empty());
+    let damaged = w.run(b.memory.stats()).unwrap().damaged;
+    assert!(damaged.len() == 1 && damaged[0].key.starts_with("sync/"), "{damaged:?}");
+}
+
+#[test]
+fn with_encryption_the_relay_holds_ciphertext_only_and_a_moved_or_altered_item_is_damaged() {
+    let mut w = World::new();
+    let (a, b) = (w.device(Some(&[5])), w.device(Some(&[5])));
+    let relay_store = Rc::new(MemoryStore::new());
+    let relay = Relay::new(relay_store.clone());
+    w.run(a.memory.remember(fact("Allergic to peanuts"))).unwrap();
+    w.run(a.memory.remember(fact("Plays the cello"))).unwrap();
+    w.run(a.memory.sync(&ToRelay(&relay))).unwrap();
+    let held = raw(&mut w, &relay_store);
+    for plain in ["peanuts", "cello", "Allergic", "content", "create"] {
+        assert!(!held.contains(plain), "the relay holds {plain:?}");
+    }
+    w.run(b.memory.sync(&ToRelay(&relay))).unwrap();
+    assert_eq!(view(&mut w, &a), view(&mut w, &b));
+    // Replayed under another id (swapped), and altered: neither opens.
+    let items = w.run(relay_store.list(crate::store::layout::SYNC_ITEM_PREFIX)).unwrap();
+    let (k0, v0) = items[0].clone();
+    let (k1, v1) = items[1].clone();
+    let mut bytes = crate::base64::unbase64(&v1).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 1;
+    let c = w.device(Some(&[5]));
+    let spoiled = Rc::new(MemoryStore::new());
+    w.run(spoiled.put_many(vec![(k1, v0), (k0, crate::base64::base64(&bytes))])).unwrap();
+    let report = w.run(c.memory.sync(&ToRelay(&Relay::new(spoiled)))).unwrap();
+    assert_eq!((report.received, report.rejected), (0, 2));
+    assert!(w.run(c.memory.memories()).unwrap().is_empty());
+    assert_eq!(w.run(c.memory.stats()).unwrap().damaged.len(), 2);
+    // A device without the key takes nothing either.
+    let d = w.device(None);
+    let report = w.run(d.memory.sync(&ToRelay(&relay))).unwrap();
+    assert_eq!((report.received, report.rejected), (0, 2));
+}
+
+#[test]
+fn replicas_under_random_partial_syncs_converge_and_nothing_forgotten_comes_back() {
+    // What the seeds did, so the test is known to exercise each.
+    let (mut forgets, mut cut, mut whole) = (0, 0, 0);
+    for seed in 1..=8u64 {
+        let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+        let mut w = World::new();
+        let n = 2 + rng.below(3) as usize;
+        let devices: Vec<Device> = (0..n).map(|_| w.device(None)).collect();
+        let mut said = 0;
+        let mut forgotten: Vec<String> = Vec::new();
+        for _ in 0..40 {
+            let d = &devices[rng.below(n as u64) as usize];
+            let held = contents(&view(&mut w, d).0);
+            let ids: Vec<MemoryEntry> = view(&mut w, d).0.into_iter().filter(|e| e.is_valid()).collect();
+            match rng.below(6) {
+                0 | 1 => {
+                    said += 1;
+                    w.run(d.memory.remember(fact(&format!("Fact {said} zq{said}x about {seed}")))).unwrap();
+                }
+                2 if !ids.is_empty() => {
+                    said += 1;
+                    let old = &ids[rng.below(ids.len() as u64) as usize];
+                    let new = fact(&format!("Revised {said} zq{said}x"));
+                    w.run(d.memory.supersede(new, std::slice::from_ref(&old.id))).unwrap();
+                }
+                3 if !ids.is_empty() => {
+                    let undoable: Vec<&MemoryEntry> =
+                        ids.iter().filter(|e| e.metadata.contains_key("supersedes")).collect();
+                    if let Some(e) = undoable.first() {
+                        let _ = w.run(d.memory.undo(&e.id));
+                    }
+                }
+                4 if !held.is_empty() => {
+                    let e = &ids[rng.below(ids.len() as u64) as usize];
+                    let history = w.run(d.memory.history(&e.id)).unwrap();
+                    forgotten.extend(history.into_iter().map(|h| h.content));
+                    w.run(d.memory.forget(&e.id)).unwrap();
+                    forgets += 1;
+                }
+                _ => {
+                    // A partial sync between two, maybe cut off midway.
+                    let peer = &devices[rng.below(n as u64) as usize];
+                    let left = if rng.below(3) == 0 { rng.below(2) as u32 } else { u32::MAX };
+                    match w.run(d.memory.sync(&ToMemory(&peer.memory, Cell::new(left)))) {
+                        Ok(_) => whole += 1,
+                        Err(_) => cut += 1,
+                    }
+                }
+            }
+        }
+        // A full round: each with the first, then each again.
+        for _ in 0..2 {
+            for d in &devices[1..] {
+                w.run(d.memory.sync(&ToMemory(&devices[0].memory, Cell::new(u32::MAX)))).unwrap();
+            }
+        }
+        let first = view(&mut w, &devices[0]);
+        for d in &devices[1..] {
+            assert_eq!(view(&mut w, d), first, "seed {seed}: views differ");
+        }
+        let all: Vec<String> = first.0.iter().map(|e| e.content.clone()).collect();
+        for text in &forgotten {
+            assert!(!all.contains(text), "seed {seed}: {text:?} came back");
+            for d in &devices {
+                assert!(
+                    !raw(&mut w, &d.store).contains(text.as_str()),
+                    "seed {seed}: {text:?} in a raw store"
+                );
+            }
+        }
+    }
+    assert!(forgets > 3 && cut > 3 && whole > 3, "forgets {forgets}, cut syncs {cut}, whole ones {whole}");
+}

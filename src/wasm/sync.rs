@@ -1,0 +1,121 @@
+//! Sync for JS: `memory.sync(transport)`, where the transport is the host's
+//! `async (request: Uint8Array) => Uint8Array` (a `fetch` to a relay, a
+//! WebSocket round trip), and `SyncRelay`, the relay over a storage
+//! adapter, whose `exchange` answers one such request. (The core's
+//! device-to-device answer and relay-to-relay sync are not bound yet: each
+//! costs the wasm its bytes, and the next steps say whether JS needs them.) Only conversion
+//! here: the protocol, its bounds and the transport's deadline are the
+//! core's ([`crate::sync`], [`crate::memory::Memory::sync`]).
+
+use std::rc::Rc;
+
+use js_sys::{Function, Promise, Uint8Array};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+
+use super::js_store::JsStore;
+use super::memory::{optional, promise, u32_field, JsMemory, STORAGE_TIMEOUT_MS};
+use super::{check_fields, describe, js_string, settle, shallow_copy, take_field, to_js};
+use crate::error::{Error, ErrorCode, Result};
+use crate::ports::LocalBoxFuture;
+use crate::sync::{Relay, Transport};
+
+/// The host's transport function.
+struct JsTransport(Function);
+
+fn transport_error(why: String) -> Error {
+    Error::new(ErrorCode::SyncTransport, why)
+}
+
+impl Transport for JsTransport {
+    fn exchange(&self, request: Vec<u8>) -> LocalBoxFuture<'_, Result<Vec<u8>>> {
+        Box::pin(async move {
+            let failed = |e: JsValue| transport_error(format!("the sync transport failed: {}", describe(&e)));
+            let out = self.0.call1(&JsValue::NULL, &Uint8Array::from(request.as_slice())).map_err(failed)?;
+            let out = settle(out).await.map_err(failed)?;
+            let bytes = out.dyn_into::<Uint8Array>().map_err(|v| {
+                transport_error(format!("the sync transport must answer a Uint8Array, not {}", describe(&v)))
+            })?;
+            Ok(bytes.to_vec())
+        })
+    }
+}
+
+/// The bytes of a request given to `exchange`.
+fn request_bytes(request: &JsValue) -> Result<Vec<u8>> {
+    let bytes =
+        request.dyn_ref::<Uint8Array>().ok_or_else(|| Error::invalid("a sync request is a Uint8Array"))?;
+    // Checked before the copy: an oversized request costs no allocation.
+    if bytes.length() as usize > crate::sync::MAX_FRAME {
+        return Err(Error::new(
+            ErrorCode::LimitExceeded,
+            format!("a sync frame of {} bytes; the limit is {}", bytes.length(), crate::sync::MAX_FRAME),
+        ));
+    }
+    Ok(bytes.to_vec())
+}
+
+#[wasm_bindgen(js_class = Memory)]
+impl JsMemory {
+    /// Syncs the namespace's long-term memory with a peer through the
+    /// host's transport: only what differs travels; a forget propagates.
+    #[wasm_bindgen(unchecked_return_type = "Promise<SyncReport>")]
+    pub fn sync(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "(request: Uint8Array) => Promise<Uint8Array> | Uint8Array")]
+        transport: JsValue,
+    ) -> Promise {
+        let m = self.0.clone();
+        promise(
+            async move {
+                let f = transport.dyn_into::<Function>().map_err(|_| {
+                    Error::invalid("sync needs a transport: (request: Uint8Array) => Promise<Uint8Array>")
+                })?;
+                Ok(m.sync(&JsTransport(f)).await?)
+            },
+            to_js,
+        )
+    }
+}
+
+fn bytes_to_js(bytes: &Vec<u8>) -> std::result::Result<JsValue, JsValue> {
+    Ok(Uint8Array::from(bytes.as_slice()).into())
+}
+
+/// A sync relay over a storage adapter: holds devices' operations as
+/// opaque records (ciphertext when they seal) and answers their syncs.
+#[wasm_bindgen(js_name = SyncRelay)]
+pub struct JsSyncRelay(Rc<Relay>);
+
+#[wasm_bindgen(js_class = SyncRelay)]
+impl JsSyncRelay {
+    /// A relay on `store` (a storage adapter, as `Memory.open` takes),
+    /// in `namespace` (one user's).
+    #[wasm_bindgen(unchecked_return_type = "Promise<SyncRelay>")]
+    pub fn open(#[wasm_bindgen(unchecked_param_type = "SyncRelayOptions")] options: JsValue) -> Promise {
+        promise(
+            async move {
+                if !options.is_object() {
+                    return Err(Error::invalid("SyncRelay.open needs { store, namespace }").into());
+                }
+                check_fields(&options, "SyncRelay option", &["store", "namespace", "storageTimeoutMs"], &[])?;
+                let copy = shallow_copy(&options);
+                let timeout = u32_field(&copy, "storageTimeoutMs", 1)?.unwrap_or(STORAGE_TIMEOUT_MS);
+                let namespace = js_string(&take_field(&copy, "namespace")?, "namespace")?;
+                crate::memory::validate_namespace(&namespace)?;
+                let store = optional(take_field(&copy, "store")?)
+                    .ok_or_else(|| Error::invalid("SyncRelay.open needs a storage adapter: { store }"))?;
+                let store = JsStore::new(store, &namespace, timeout)?;
+                Ok(JsSyncRelay(Rc::new(Relay::new(Rc::new(store)))))
+            },
+            |relay: &JsSyncRelay| Ok(JsSyncRelay(relay.0.clone()).into()),
+        )
+    }
+
+    /// The answer to one exchange of a device's sync.
+    #[wasm_bindgen(unchecked_return_type = "Promise<Uint8Array>")]
+    pub fn exchange(&self, #[wasm_bindgen(unchecked_param_type = "Uint8Array")] request: JsValue) -> Promise {
+        let relay = self.0.clone();
+        promise(async move { Ok(relay.exchange(&request_bytes(&request)?).await?) }, bytes_to_js)
+    }
+}

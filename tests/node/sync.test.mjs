@@ -1,0 +1,71 @@
+// Sync through the public API: two memories on separate stores and a
+// SyncRelay on a third, the transport a plain function calling the relay
+// (what a host's fetch to its relay route does).
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import * as am from "../../pkg/node.js";
+import { mapAdapter } from "./map-adapter.mjs";
+
+const open = (store, extra = {}) => am.Memory.open({ namespace: "sync-user", sessionId: "s", store, ...extra });
+const texts = async (m) => (await m.memories()).map((e) => e.content).sort();
+const raw = (store) => [...store.map.values()].map((v) => (typeof v === "string" ? v : JSON.stringify(v))).join("\n");
+
+test("two memories syncing through a relay hold the same memories, and a forget propagates", async () => {
+  const [storeA, storeB, relayStore] = [mapAdapter(), mapAdapter(), mapAdapter()];
+  const [a, b] = [await open(storeA), await open(storeB)];
+  const relay = await am.SyncRelay.open({ store: relayStore, namespace: "sync-user" });
+  const transport = (request) => relay.exchange(request);
+
+  const dog = await a.remember({ content: "Has a dog named Rex" });
+  await a.remember({ content: "Works as a nurse" });
+  await b.remember({ content: "Lives in Lisbon" });
+  const first = await a.sync(transport);
+  assert.equal(first.sent, 2);
+  assert.ok(first.bytesSent > 0 && first.rounds >= 1, JSON.stringify(first));
+  await b.sync(transport);
+  await a.sync(transport);
+  assert.deepEqual(await texts(a), ["Has a dog named Rex", "Lives in Lisbon", "Works as a nurse"]);
+  assert.deepEqual(await texts(b), await texts(a));
+
+  assert.equal(await b.forget(dog.entry.id), true);
+  await b.sync(transport);
+  const report = await a.sync(transport);
+  assert.equal(report.received, 1);
+  assert.deepEqual(await texts(a), ["Lives in Lisbon", "Works as a nurse"]);
+  await a.idle();
+  assert.ok(!raw(storeA).includes("Rex") && !raw(storeB).includes("Rex"), "a forgotten text stays in a device's store");
+  const stats = (await a.stats()).sync;
+  assert.equal(stats.syncs, 3);
+  assert.equal(stats.lastError, undefined);
+  for (const m of [a, b]) m.free();
+  relay.free();
+});
+
+test("with encryption the relay holds no plaintext; a transport that rejects or answers junk is a typed error", async () => {
+  const key = await crypto.subtle.generateKey({ name: "AES-GCM", length: 256 }, false, ["encrypt", "decrypt"]);
+  const [storeA, storeB, relayStore] = [mapAdapter(), mapAdapter(), mapAdapter()];
+  const [a, b] = [await open(storeA, { encryption: { key } }), await open(storeB, { encryption: { key } })];
+  const relay = await am.SyncRelay.open({ store: relayStore, namespace: "sync-user" });
+  const transport = async (request) => relay.exchange(request);
+  await a.remember({ content: "Allergic to peanuts" });
+  await a.sync(transport);
+  await b.sync(transport);
+  assert.deepEqual(await texts(b), ["Allergic to peanuts"]);
+  const held = raw(relayStore);
+  assert.ok(held.length > 0 && !held.includes("peanuts"));
+  assert.ok(!Buffer.from(held, "latin1").toString().includes("peanuts"));
+  for (const [bad, code] of [
+    [async () => { throw new Error("offline"); }, "SYNC_TRANSPORT"],
+    [async () => "not bytes", "SYNC_TRANSPORT"],
+    [async () => new Uint8Array([65, 77, 9, 3]), "SYNC_VERSION"],
+    ["not a function", "INVALID_INPUT"],
+  ]) {
+    await assert.rejects(a.sync(bad), (e) => e.name === "AgentMemoryError" && e.code === code, code);
+  }
+  assert.match((await a.stats()).sync.lastError, /SYNC_VERSION/);
+  await assert.rejects(relay.exchange(new Uint8Array((1 << 20) + 1)), (e) => e.code === "LIMIT_EXCEEDED");
+  await assert.rejects(relay.exchange("junk"), (e) => e.code === "INVALID_INPUT");
+  await assert.rejects(am.SyncRelay.open({ store: relayStore, namespace: "n", misspelt: 1 }), (e) => e.code === "INVALID_INPUT");
+  for (const m of [a, b]) m.free();
+  relay.free();
+});
