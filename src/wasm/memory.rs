@@ -29,7 +29,7 @@ use crate::entry::Scope;
 use crate::error::{Error, ErrorCode, Result};
 use crate::memory::{self, Memory, MemoryOptions, Ports};
 use crate::ports::LocalBoxFuture;
-use crate::store::{Damaged, MemoryStore, Store};
+use crate::store::{Damaged, MemoryStore, Store, Timed, STORAGE_TIMEOUT_MS};
 use crate::tokens::Estimate;
 use crate::working::session::{ContextRequest, LongTermBlock, LongTermSource, NewMessage, SessionOptions};
 
@@ -88,10 +88,7 @@ const OPEN_FIELDS: &[&str] = &[
     "redact",
 ];
 
-/// Storage calls of an adapter settle within this, by default.
-const STORAGE_TIMEOUT_MS: u32 = 30_000;
-
-async fn open_store(spec: JsValue, namespace: &str, timeout_ms: u32) -> Result<Rc<dyn Store>> {
+async fn open_store(spec: JsValue, namespace: &str) -> Result<Rc<dyn Store>> {
     if spec.is_undefined() || spec.is_null() || spec.as_string().as_deref() == Some("memory") {
         return Ok(Rc::new(MemoryStore::new()));
     }
@@ -99,9 +96,14 @@ async fn open_store(spec: JsValue, namespace: &str, timeout_ms: u32) -> Result<R
         return Ok(Rc::new(IndexedDbStore::open(namespace).await?));
     }
     if spec.is_object() {
-        return Ok(Rc::new(JsStore::new(spec, namespace, timeout_ms)?));
+        return Ok(Rc::new(JsStore::new(spec, namespace)?));
     }
     Err(Error::invalid("store must be \"memory\", \"indexeddb\" or a storage adapter object"))
+}
+
+/// An adapter used without a `Memory`, timed as `Memory.open` times it.
+fn timed(store: JsStore) -> Timed {
+    Timed::new(Rc::new(store), Rc::new(JsClock), STORAGE_TIMEOUT_MS)
 }
 
 fn optional(v: JsValue) -> Option<JsValue> {
@@ -195,14 +197,14 @@ async fn parse_open(options: JsValue) -> std::result::Result<(MemoryOptions, Por
     };
     let long_term = hook(take_field(&copy, "longTerm")?, "longTerm")?;
     let on_damaged = hook(take_field(&copy, "onDamaged")?, "onDamaged")?;
-    let timeout_ms = u32_field(&copy, "storageTimeoutMs", 1)?.unwrap_or(STORAGE_TIMEOUT_MS);
+    let storage_timeout_ms = u32_field(&copy, "storageTimeoutMs", 0)?;
     let long_term_timeout_ms = u32_field(&copy, "longTermTimeoutMs", 1)?;
     let pinned_profile = u32_field(&copy, "pinnedProfile", 0)?;
     let namespace = js_string(&take_field(&copy, "namespace")?, "namespace")?;
     let session_id = js_string(&take_field(&copy, "sessionId")?, "sessionId")?;
     let session: SessionOptions = from_js(copy, "memory options", SESSION_FIELDS)?;
     memory::validate_namespace(&namespace)?;
-    let store = open_store(store_spec, &namespace, timeout_ms).await?;
+    let store = open_store(store_spec, &namespace).await?;
     let options = MemoryOptions {
         namespace,
         session_id,
@@ -212,6 +214,7 @@ async fn parse_open(options: JsValue) -> std::result::Result<(MemoryOptions, Por
         llm: llm_options,
         auto_compress,
         long_term_timeout_ms,
+        storage_timeout_ms,
         pinned_profile,
         embed,
         migrate_plain,
@@ -306,7 +309,7 @@ impl JsMemory {
             if store.as_string().as_deref() == Some("indexeddb") {
                 IndexedDbStore::delete_database(&namespace).await?;
             } else if store.is_object() {
-                memory::delete_namespace(&JsStore::new(store, &namespace, STORAGE_TIMEOUT_MS)?).await?;
+                memory::delete_namespace(&timed(JsStore::new(store, &namespace)?)).await?;
             } else {
                 return Err(Error::invalid("store must be \"indexeddb\" or a storage adapter object").into());
             }
@@ -759,7 +762,7 @@ pub fn check_storage_adapter(
     future_to_promise(async move {
         let ns = js_string(&namespace, "namespace")?;
         memory::validate_namespace(&ns)?;
-        let store = JsStore::new(adapter, &ns, STORAGE_TIMEOUT_MS)?;
+        let store = timed(JsStore::new(adapter, &ns)?);
         crate::store::conformance::run(&store).await?;
         Ok(JsValue::UNDEFINED)
     })

@@ -23,7 +23,7 @@ mod types;
 
 use wasm_bindgen::prelude::*;
 
-pub(crate) use clock::{now_ms, JsClock, Sleep};
+pub(crate) use clock::{now_ms, JsClock};
 pub(crate) use convert::{
     check_fields, count_u32, describe, from_js, js_count, js_error, js_string, js_usize, json_of, settle,
     shallow_copy, take_field, to_js,
