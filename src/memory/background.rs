@@ -6,7 +6,7 @@
 use futures::channel::oneshot;
 
 use super::{no_llm, Memory, Task};
-use crate::error::Result;
+use crate::error::{Error, ErrorCode, Result};
 use crate::llm::compress::{self, CompressReport};
 use crate::llm::consolidate::{self, EndSessionOptions, EndSessionReport};
 
@@ -76,6 +76,22 @@ impl Memory {
         .await;
         self.embed_soon();
         report
+    }
+
+    /// [`Memory::end_session`] until `abort` resolves, then `ABORTED`: the
+    /// work stops where it stood, and what it had not committed stays owed
+    /// (resumed by the next call or open) rather than lost.
+    pub async fn end_session_until(
+        &self,
+        abort: impl std::future::Future<Output = ()>,
+    ) -> Result<EndSessionReport> {
+        let work = std::pin::pin!(self.end_session());
+        match futures::future::select(work, std::pin::pin!(abort)).await {
+            futures::future::Either::Left((report, _)) => report,
+            futures::future::Either::Right(_) => {
+                Err(Error::new(ErrorCode::Aborted, "endSession was aborted; the work stays owed"))
+            }
+        }
     }
 
     /// [`Memory::compress`] as a `'static` future (for spawning).

@@ -368,6 +368,35 @@ fn the_namespace_lock_is_not_held_while_the_model_thinks() {
 }
 
 #[test]
+fn an_aborted_session_end_is_aborted_and_its_work_stays_owed() {
+    let mut w = World::new();
+    let llm = judge_model();
+    let a = w.open("chat", Some(llm.clone()));
+    w.run(a.add(user("I live in Lisbon"))).unwrap();
+    let _held = llm.hold();
+    let (abort, aborted) = futures::channel::oneshot::channel::<()>();
+    let m = a.clone();
+    let ending = w
+        .pool
+        .spawner()
+        .spawn_local_with_handle(async move {
+            m.end_session_until(async move { aborted.await.unwrap_or(()) }).await
+        })
+        .unwrap();
+    w.settle();
+    assert_eq!(llm.requests().len(), 1, "the judge was asked");
+    abort.send(()).unwrap();
+    let err = w.run(ending).unwrap_err();
+    assert_eq!(err.code, ErrorCode::Aborted);
+    assert_eq!(err.message, "endSession was aborted; the work stays owed");
+    assert_eq!(w.run(a.pending_work()).unwrap().len(), 1, "the session end is owed");
+    // Not aborted, the same call is the session end.
+    let b = w.open("chat", None);
+    let report = w.run(b.end_session_until(std::future::pending())).unwrap();
+    assert!(report.complete, "{report:?}");
+}
+
+#[test]
 fn two_tabs_ending_one_session_at_once_judge_each_message_once() {
     // Found by the many-tabs trial in Chromium: both judged every message.
     let mut w = World::new();

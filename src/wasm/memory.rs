@@ -26,7 +26,7 @@ use super::types::{JsEndSessionOptions, JsEntryInput, JsSearchOptions};
 use super::{check_fields, describe, from_js, js_count, js_string, shallow_copy, take_field, to_js, JsClock};
 use crate::entry::EntryInput;
 use crate::entry::Scope;
-use crate::error::{Error, ErrorCode, Result};
+use crate::error::{Error, Result};
 use crate::memory::{self, Memory, MemoryOptions, Ports};
 use crate::ports::LocalBoxFuture;
 use crate::store::{Damaged, MemoryStore, Store, Timed, STORAGE_TIMEOUT_MS};
@@ -359,18 +359,9 @@ impl JsMemory {
         let m = self.0.clone();
         promise(
             async move {
-                let signal = signal.transpose()?.flatten();
-                let work = m.end_session();
-                let Some(signal) = signal else { return Ok(work.await?) };
-                futures::pin_mut!(work);
-                let abort = aborted(signal);
-                futures::pin_mut!(abort);
-                match futures::future::select(work, abort).await {
-                    futures::future::Either::Left((out, _)) => Ok(out?),
-                    futures::future::Either::Right(_) => {
-                        Err(Error::new(ErrorCode::Aborted, "endSession was aborted; the work stays owed")
-                            .into())
-                    }
+                match signal.transpose()?.flatten() {
+                    Some(signal) => Ok(m.end_session_until(aborted(signal)).await?),
+                    None => Ok(m.end_session().await?),
                 }
             },
             to_js,
