@@ -304,9 +304,20 @@ impl EntryInput {
         "validFrom",
     ];
 
-    /// Fills defaults (a user conversation message in the session, now) and
-    /// validates the result.
-    pub fn into_entry(self, now: i64, default_scope: Scope) -> Result<MemoryEntry> {
+    /// A long-term memory: scope `user` and kind `fact` unless given
+    /// (`remember`, `supersede`, the component's memories).
+    pub fn into_memory(self, now: i64) -> Result<MemoryEntry> {
+        self.into_entry(now, Scope::User)
+    }
+
+    /// A conversation message of the session unless given (`createEntry`).
+    pub fn into_message(self, now: i64) -> Result<MemoryEntry> {
+        self.into_entry(now, Scope::Session)
+    }
+
+    /// Fills defaults (a user message, now; `default_scope`, and a kind to
+    /// match it) and validates the result.
+    fn into_entry(self, now: i64, default_scope: Scope) -> Result<MemoryEntry> {
         let whole_ms = |t: f64, what: &str| {
             if t.is_finite() && t >= 0.0 && t.fract() == 0.0 {
                 Ok(t as i64)
@@ -527,6 +538,22 @@ pub fn countable_text<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_memory_defaults_to_a_user_fact_and_a_message_to_a_session_conversation() {
+        let input = || serde_json::from_str::<EntryInput>(r#"{"content":"Lives in Lisbon"}"#).unwrap();
+        let memory = input().into_memory(5).unwrap();
+        assert_eq!((memory.scope, memory.kind, memory.timestamp), (Scope::User, Kind::Fact, 5));
+        let message = input().into_message(5).unwrap();
+        assert_eq!(
+            (message.scope, message.kind, message.role),
+            (Scope::Session, Kind::Conversation, Role::User)
+        );
+        let given =
+            serde_json::from_str::<EntryInput>(r#"{"content":"x","scope":"agent:a","kind":"conversation"}"#);
+        let given = given.unwrap().into_memory(5).unwrap();
+        assert_eq!((given.scope, given.kind), (Scope::Agent("a".into()), Kind::Conversation));
+    }
 
     #[test]
     fn ids_are_of_a_key_safe_alphabet_and_names_are_well_formed_text() {

@@ -266,7 +266,7 @@ fn undefined<T>(_: &T) -> std::result::Result<JsValue, JsValue> {
 /// A memory to store, from a JS `EntryInput`.
 fn parse_entry(value: JsValue) -> std::result::Result<crate::entry::MemoryEntry, JsValue> {
     let input: EntryInput = from_js(value, "memory", EntryInput::FIELDS)?;
-    Ok(input.into_entry(super::now_ms(), Scope::User)?)
+    Ok(input.into_memory(super::now_ms())?)
 }
 
 /// An array of strings (ids), rejecting anything else.
