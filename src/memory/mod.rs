@@ -110,16 +110,22 @@ pub const LONG_TERM_TIMEOUT_MS: u32 = 10_000;
 
 impl MemoryOptions {
     /// The rules of the options that need no port ([`Memory::open`] checks
-    /// them): a timeout is at least 1 ms.
+    /// them): a well-formed namespace and agent id, timeouts of at least
+    /// 1 ms, and the model's and embedder's call policies.
     pub fn validate(&self) -> Result<()> {
         validate_namespace(&self.namespace)?;
         if let Some(agent) = &self.agent_id {
             crate::entry::validate_name("agent id", agent)?;
         }
-        if self.storage_timeout_ms == Some(0) {
-            return Err(Error::invalid("storageTimeoutMs must be an integer from 1 to 2^32 - 1"));
+        for (name, ms) in
+            [("storageTimeoutMs", self.storage_timeout_ms), ("longTermTimeoutMs", self.long_term_timeout_ms)]
+        {
+            if ms == Some(0) {
+                return Err(Error::invalid(format!("{name} must be an integer from 1 to 2^32 - 1")));
+            }
         }
-        Ok(())
+        self.llm.validate()?;
+        self.embed.validate()
     }
 }
 

@@ -368,6 +368,27 @@ fn the_namespace_lock_is_not_held_while_the_model_thinks() {
 }
 
 #[test]
+fn open_refuses_a_zero_timeout_and_a_bad_call_policy_with_or_without_the_port() {
+    let mut w = World::new();
+    let bad = [
+        MemoryOptions { storage_timeout_ms: Some(0), ..options("s") },
+        MemoryOptions { long_term_timeout_ms: Some(0), ..options("s") },
+        MemoryOptions { llm: LlmOptions { concurrency: 0, ..LlmOptions::default() }, ..options("s") },
+        MemoryOptions { embed: EmbedOptions { batch_size: 0, ..EmbedOptions::default() }, ..options("s") },
+    ];
+    for options in bad {
+        let ports = w.ports(None);
+        let err = w.run(Memory::open(options.clone(), ports)).err().expect("refused");
+        assert_eq!(err.code, ErrorCode::InvalidInput, "{options:?}");
+    }
+    let err = options("s")
+        .validate()
+        .and(MemoryOptions { long_term_timeout_ms: Some(0), ..options("s") }.validate());
+    assert_eq!(err.unwrap_err().message, "longTermTimeoutMs must be an integer from 1 to 2^32 - 1");
+    assert!(MemoryOptions { storage_timeout_ms: Some(1), ..options("s") }.validate().is_ok());
+}
+
+#[test]
 fn an_aborted_session_end_is_aborted_and_its_work_stays_owed() {
     let mut w = World::new();
     let llm = judge_model();

@@ -48,7 +48,6 @@ pub fn parse_embed_option(
     } else {
         from_js(options, "embedOptions", &["batchSize", "concurrency", "timeoutMs"])?
     };
-    options.validate()?;
     let embedder = if let Some(f) = embed.dyn_ref::<Function>() {
         let model =
             model.ok_or_else(|| Error::invalid("embedModel must name the model of the embed function"))?;

@@ -135,12 +135,11 @@ fn hook(v: JsValue, what: &str) -> Result<Option<Function>> {
     }
 }
 
-/// Takes an optional whole-number option of at least `min` out of `obj`.
-fn u32_field(obj: &JsValue, name: &str, min: u32) -> std::result::Result<Option<u32>, JsValue> {
+/// Takes an optional u32 option out of `obj` (its range is the core's rule).
+fn u32_field(obj: &JsValue, name: &str) -> std::result::Result<Option<u32>, JsValue> {
     let Some(v) = optional(take_field(obj, name)?) else { return Ok(None) };
-    let n = u32::try_from(js_count(&v, name)?).ok().filter(|&n| n >= min);
-    let n = n.ok_or_else(|| Error::invalid(format!("{name} must be an integer from {min} to 2^32 - 1")))?;
-    Ok(Some(n))
+    let n = u32::try_from(js_count(&v, name)?).ok();
+    Ok(Some(n.ok_or_else(|| Error::invalid(format!("{name} must be an integer from 0 to 2^32 - 1")))?))
 }
 
 /// Reads `Memory.open`'s options into the core's options and ports.
@@ -197,9 +196,9 @@ async fn parse_open(options: JsValue) -> std::result::Result<(MemoryOptions, Por
     };
     let long_term = hook(take_field(&copy, "longTerm")?, "longTerm")?;
     let on_damaged = hook(take_field(&copy, "onDamaged")?, "onDamaged")?;
-    let storage_timeout_ms = u32_field(&copy, "storageTimeoutMs", 0)?;
-    let long_term_timeout_ms = u32_field(&copy, "longTermTimeoutMs", 1)?;
-    let pinned_profile = u32_field(&copy, "pinnedProfile", 0)?;
+    let storage_timeout_ms = u32_field(&copy, "storageTimeoutMs")?;
+    let long_term_timeout_ms = u32_field(&copy, "longTermTimeoutMs")?;
+    let pinned_profile = u32_field(&copy, "pinnedProfile")?;
     let namespace = js_string(&take_field(&copy, "namespace")?, "namespace")?;
     let session_id = js_string(&take_field(&copy, "sessionId")?, "sessionId")?;
     let session: SessionOptions = from_js(copy, "memory options", SESSION_FIELDS)?;
