@@ -729,6 +729,27 @@ fn recall_queries_long_term_memory_without_appending_a_message() {
 }
 
 #[test]
+fn a_request_that_names_no_query_recalls_with_the_newest_user_message() {
+    // Past turns of another session: what a query recalls, nothing pinned.
+    let mut w = World::new();
+    let trip = w.open("trip", None);
+    w.run(trip.add(user("My sister Ana just moved to Porto"))).unwrap();
+    w.clock.advance(86_400_000);
+    let m = w.open("chat", None);
+    let ctx = w.run(m.build_context(ContextRequest::default())).unwrap();
+    assert!(ctx.messages.iter().all(|m| !m.content.contains("Porto")), "no user message, no recall");
+    w.run(m.add(user("Where does my sister live now?"))).unwrap();
+    w.run(m.add(assistant("Let me check."))).unwrap();
+    let ctx = w.run(m.build_context(ContextRequest::default())).unwrap();
+    assert!(ctx.messages[0].content.contains("My sister Ana just moved to Porto"), "{:?}", ctx.messages[0]);
+    assert_eq!(ctx.messages.len(), 3, "nothing appended");
+    // A request that names its recall keeps it.
+    let req = ContextRequest { recall: Some("weather tomorrow".into()), ..Default::default() };
+    let ctx = w.run(m.build_context(req)).unwrap();
+    assert!(ctx.messages.iter().all(|m| !m.content.contains("Porto")), "{:?}", ctx.messages);
+}
+
+#[test]
 fn past_conversations_are_recalled_with_their_date_speaker_and_session() {
     use crate::retrieval::Origin;
     let mut w = World::new();

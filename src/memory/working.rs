@@ -113,11 +113,11 @@ impl Memory {
                 self.add(NewMessage { role: Some(Role::User), content: q, ..NewMessage::default() }).await?;
             }
         }
-        let (budget, session) = {
+        let (budget, session, query) = {
             let s = self.inner.session.lock().await;
-            (s.options().long_term_budget, s.storage_id().to_string())
+            (s.options().long_term_budget, s.storage_id().to_string(), s.recall_query(&request).to_string())
         };
-        let query = request.recall_query();
+        let query = query.as_str();
         let block = if query.is_empty() {
             None
         } else {

@@ -358,7 +358,7 @@ export interface OutboxRecord { sessionId: string; since: number; attempts: numb
 export interface ContextRequest {
   /** The user's new message: stored as the turn's user message and sent last, unless the turn holds it already (a retry, a tool step); also the long-term query. */
   query?: string;
-  /** What to recall long-term memory with instead of `query`, never appended: for a request whose new message is already in the history (a tool step of a turn). */
+  /** What to recall long-term memory with instead of `query`, never appended: for a request whose new message is already in the history (a tool step of a turn). Without `query` and `recall`, the session's newest user message. */
   recall?: string;
   /** The pinned system prompt. */
   system?: string;
