@@ -288,6 +288,17 @@ pub struct EntryInput {
     pub valid_from: Option<f64>,
 }
 
+/// A time as a host's number gives it (JS has no integers): a whole,
+/// non-negative number of milliseconds since the epoch, or an error naming
+/// `what`. The range is checked where the time is used.
+pub fn whole_ms(t: f64, what: &str) -> Result<i64> {
+    if t.is_finite() && t >= 0.0 && t.fract() == 0.0 {
+        Ok(t as i64)
+    } else {
+        Err(Error::invalid(format!("{what} must be a whole number of milliseconds since the epoch")))
+    }
+}
+
 impl EntryInput {
     pub const FIELDS: &'static [&'static str] = &[
         "content",
@@ -318,13 +329,6 @@ impl EntryInput {
     /// Fills defaults (a user message, now; `default_scope`, and a kind to
     /// match it) and validates the result.
     fn into_entry(self, now: i64, default_scope: Scope) -> Result<MemoryEntry> {
-        let whole_ms = |t: f64, what: &str| {
-            if t.is_finite() && t >= 0.0 && t.fract() == 0.0 {
-                Ok(t as i64)
-            } else {
-                Err(Error::invalid(format!("{what} must be a whole number of milliseconds since the epoch")))
-            }
-        };
         let timestamp = self.timestamp.map_or(Ok(now), |t| whole_ms(t, "timestamp"))?;
         let valid_from = self.valid_from.map(|t| whole_ms(t, "validFrom")).transpose()?;
         let role = self.role.unwrap_or(Role::User);
@@ -538,6 +542,15 @@ pub fn countable_text<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_time_is_a_whole_non_negative_number_of_ms() {
+        assert_eq!(whole_ms(1_700_000_000_000.0, "asOf").unwrap(), 1_700_000_000_000);
+        for bad in [-1.0, 1.5, f64::NAN, f64::INFINITY] {
+            let err = whole_ms(bad, "asOf").unwrap_err();
+            assert_eq!(err.message, "asOf must be a whole number of milliseconds since the epoch", "{bad}");
+        }
+    }
 
     #[test]
     fn a_memory_defaults_to_a_user_fact_and_a_message_to_a_session_conversation() {

@@ -609,11 +609,12 @@ impl JsMemory {
             }
             Some(o) => check_fields(&o, "memories option", &["asOf"]).and_then(|()| {
                 let at = js_sys::Reflect::get(&o, &"asOf".into())?;
-                match at.as_f64() {
-                    Some(ms) if ms.fract() == 0.0 => Ok(memory::MemoriesOptions { as_of: Some(ms as i64) }),
-                    None if at.is_undefined() => Ok(memory::MemoriesOptions::default()),
-                    _ => Err(Error::invalid("asOf must be a whole number of ms since the epoch").into()),
-                }
+                let as_of = match at.as_f64() {
+                    Some(ms) => Some(crate::entry::whole_ms(ms, "asOf")?),
+                    None if at.is_undefined() => None,
+                    None => return Err(Error::invalid("asOf must be a number").into()),
+                };
+                Ok(memory::MemoriesOptions { as_of })
             }),
         };
         let m = self.0.clone();
