@@ -46,7 +46,7 @@ impl api::GuestTokenizer for TokenizerResource {
     }
 
     fn count(&self, text: String) -> u32 {
-        self.0.count(&text) as u32
+        engine::tokens::count_u32(self.0.count(&text))
     }
 }
 
