@@ -307,17 +307,32 @@ pub struct EntryInput {
     pub valid_from: Option<f64>,
 }
 
+/// A time as a host's number gives it (JS has no integers): a whole,
+/// non-negative number of milliseconds since the epoch, or an error naming
+/// `what`. The range is checked where the time is used.
+pub fn whole_ms(t: f64, what: &str) -> Result<i64> {
+    if t.is_finite() && t >= 0.0 && t.fract() == 0.0 {
+        Ok(t as i64)
+    } else {
+        Err(Error::invalid(format!("{what} must be a whole number of milliseconds since the epoch")))
+    }
+}
+
 impl EntryInput {
-    /// Fills defaults (a user conversation message in the session, now) and
-    /// validates the result.
-    pub fn into_entry(self, now: i64, default_scope: Scope) -> Result<MemoryEntry> {
-        let whole_ms = |t: f64, what: &str| {
-            if t.is_finite() && t >= 0.0 && t.fract() == 0.0 {
-                Ok(t as i64)
-            } else {
-                Err(Error::invalid(format!("{what} must be a whole number of milliseconds since the epoch")))
-            }
-        };
+    /// A long-term memory: scope `user` and kind `fact` unless given
+    /// (`remember`, `supersede`, the component's memories).
+    pub fn into_memory(self, now: i64) -> Result<MemoryEntry> {
+        self.into_entry(now, Scope::User)
+    }
+
+    /// A conversation message of the session unless given (`createEntry`).
+    pub fn into_message(self, now: i64) -> Result<MemoryEntry> {
+        self.into_entry(now, Scope::Session)
+    }
+
+    /// Fills defaults (a user message, now; `default_scope`, and a kind to
+    /// match it) and validates the result.
+    fn into_entry(self, now: i64, default_scope: Scope) -> Result<MemoryEntry> {
         let timestamp = self.timestamp.map_or(Ok(now), |t| whole_ms(t, "timestamp"))?;
         let valid_from = self.valid_from.map(|t| whole_ms(t, "validFrom")).transpose()?;
         let role = self.role.unwrap_or(Role::User);
@@ -531,6 +546,31 @@ pub fn countable_text<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_time_is_a_whole_non_negative_number_of_ms() {
+        assert_eq!(whole_ms(1_700_000_000_000.0, "asOf").unwrap(), 1_700_000_000_000);
+        for bad in [-1.0, 1.5, f64::NAN, f64::INFINITY] {
+            let err = whole_ms(bad, "asOf").unwrap_err();
+            assert_eq!(err.message, "asOf must be a whole number of milliseconds since the epoch", "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_memory_defaults_to_a_user_fact_and_a_message_to_a_session_conversation() {
+        let input = || serde_json::from_str::<EntryInput>(r#"{"content":"Lives in Lisbon"}"#).unwrap();
+        let memory = input().into_memory(5).unwrap();
+        assert_eq!((memory.scope, memory.kind, memory.timestamp), (Scope::User, Kind::Fact, 5));
+        let message = input().into_message(5).unwrap();
+        assert_eq!(
+            (message.scope, message.kind, message.role),
+            (Scope::Session, Kind::Conversation, Role::User)
+        );
+        let given =
+            serde_json::from_str::<EntryInput>(r#"{"content":"x","scope":"agent:a","kind":"conversation"}"#);
+        let given = given.unwrap().into_memory(5).unwrap();
+        assert_eq!((given.scope, given.kind), (Scope::Agent("a".into()), Kind::Conversation));
+    }
 
     #[test]
     fn ids_are_of_a_key_safe_alphabet_and_names_are_well_formed_text() {

@@ -46,13 +46,13 @@ impl api::GuestTokenizer for TokenizerResource {
     }
 
     fn count(&self, text: String) -> u32 {
-        self.0.count(&text) as u32
+        engine::tokens::count_u32(self.0.count(&text))
     }
 }
 
 pub struct MemoryResource(Memory);
 
-/// A memory as the core takes it: the JS binding's defaults (a user fact, now).
+/// A memory as the core takes it (defaults: a user fact, now).
 fn memory_entry(input: MemoryInput) -> Result<engine::MemoryEntry, Error> {
     let scope = input.scope.map(|s| s.parse::<Scope>()).transpose().map_err(error)?;
     let input = EntryInput {
@@ -69,7 +69,7 @@ fn memory_entry(input: MemoryInput) -> Result<engine::MemoryEntry, Error> {
         temporal: None,
         valid_from: None,
     };
-    input.into_entry(ports::now_ms(), Scope::User).map_err(error)
+    input.into_memory(ports::now_ms()).map_err(error)
 }
 
 impl api::GuestMemory for MemoryResource {

@@ -248,10 +248,9 @@ export function memoryMiddleware(memory, options) {
       const pinned = [system, ...prompt.filter((m) => m.role === "system").map((m) => m.content)].filter(Boolean).join("\n\n");
       const lastAssistant = prompt.findLastIndex((m) => m.role === "assistant");
       await record(memory, fromModelMessages(prompt.slice(lastAssistant + 1).filter((m) => m.role !== "system")));
-      const recall = memory.messages().findLast((m) => m.role === "user")?.content ?? "";
+      // No query: the core recalls with the newest user message, the one just recorded.
       const { system: text, entries } = await sentEntries(memory, {
         ...(pinned ? { system: pinned } : {}),
-        ...(recall ? { recall } : {}),
         ...(params.tools?.length ? { tools: params.tools } : {}),
       });
       const history = entries.map((_, i) => promptMessage(modelMessageOf(entries, i)));

@@ -141,8 +141,8 @@ export function memoryInputFilter(memory) {
     if (modelData === null || typeof modelData !== "object") throw invalid("the input filter is called with { modelData }");
     const recall = lastUserText(objects(modelData.input, "modelData.input"));
     const base = modelData.instructions ?? "";
-    const { messages } = await memory.buildContext({ ...(base ? { system: base } : {}), ...(recall ? { recall } : {}) });
-    const instructions = messages[0]?.role === "system" ? messages[0].content : base;
+    const { system } = await sentEntries(memory, { ...(base ? { system: base } : {}), ...(recall ? { recall } : {}) });
+    const instructions = system ?? base;
     return { ...modelData, ...(instructions ? { instructions } : {}) };
   };
 }

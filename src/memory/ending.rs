@@ -5,7 +5,7 @@
 //! read of what other instances did since the snapshot.
 
 use super::Memory;
-use crate::error::Result;
+use crate::error::{Error, ErrorCode, Result};
 use crate::llm::consolidate::{self, EndSessionOptions, EndSessionReport, EndSnapshot, Neighbour};
 use crate::llm::governor::Governor;
 use crate::llm::lease::Lease;
@@ -51,6 +51,22 @@ impl Memory {
     /// [`Memory::end_session`] as a `'static` future (for spawning).
     pub async fn end_session_owned(self) -> Result<EndSessionReport> {
         self.end_session().await
+    }
+
+    /// [`Memory::end_session`] until `abort` resolves, then `ABORTED`: the
+    /// work stops where it stood, and what it had not committed stays owed
+    /// (resumed by the next call or open) rather than lost.
+    pub async fn end_session_until(
+        &self,
+        abort: impl std::future::Future<Output = ()>,
+    ) -> Result<EndSessionReport> {
+        let work = std::pin::pin!(self.end_session());
+        match futures::future::select(work, std::pin::pin!(abort)).await {
+            futures::future::Either::Left((report, _)) => report,
+            futures::future::Either::Right(_) => {
+                Err(Error::new(ErrorCode::Aborted, "endSession was aborted; the work stays owed"))
+            }
+        }
     }
 
     /// Session end with this session's turn and end lock held.

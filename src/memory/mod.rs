@@ -85,7 +85,10 @@ use crate::longterm::dedup::DedupOptions;
 use crate::longterm::{LongTermMemory, LongTermOptions, LongTermStats};
 use crate::ports::{Cipher, Clock, Embedder, Llm, Lock, NamedLock, Spawn};
 use crate::redact::{Patterns, RedactOptions, RedactionStats, Redactor};
-use crate::store::{DamageHook, DamageLog, Damaged, EncryptionStats, SealedStore, Store};
+use crate::store::{
+    check_timeout, DamageHook, DamageLog, Damaged, EncryptionStats, SealedStore, Store, Timed,
+    STORAGE_TIMEOUT_MS,
+};
 use crate::tokens::Tokenizer;
 use crate::working::session::{LongTermSource, Session, SessionOptions, SessionUsage};
 use background::Backoff;
@@ -110,6 +113,9 @@ pub struct MemoryOptions {
     /// The host's long-term hook must answer within this; past it the turn
     /// goes on without the block (the report says why). Default 10 s.
     pub long_term_timeout_ms: Option<u32>,
+    /// Every store call must settle within this, or fail with
+    /// `STORAGE_TIMEOUT` ([`crate::store::Timed`]). Default 30 s.
+    pub storage_timeout_ms: Option<u32>,
     /// The embedder's call policy, when there is an embedder.
     pub embed: EmbedOptions,
     /// Redact personal data (e-mail, phone, card, IBAN, API keys, the
@@ -124,6 +130,22 @@ pub struct MemoryOptions {
 
 /// Default of [`MemoryOptions::long_term_timeout_ms`].
 pub const LONG_TERM_TIMEOUT_MS: u32 = 10_000;
+
+impl MemoryOptions {
+    /// The rules of the options that need no port ([`Memory::open`] checks
+    /// them): a well-formed namespace and agent id, timeouts of at least
+    /// 1 ms, and the model's and embedder's call policies.
+    pub fn validate(&self) -> Result<()> {
+        validate_namespace(&self.namespace)?;
+        if let Some(agent) = &self.agent_id {
+            crate::entry::validate_name("agent id", agent)?;
+        }
+        check_timeout("storageTimeoutMs", self.storage_timeout_ms)?;
+        check_timeout("longTermTimeoutMs", self.long_term_timeout_ms)?;
+        self.llm.validate()?;
+        self.embed.validate()
+    }
+}
 
 /// The effects a `Memory` goes through.
 pub struct Ports {
@@ -297,10 +319,7 @@ impl Memory {
     /// Opens (or restores) a session on the namespace's store. Damaged
     /// records are skipped and reported, never a failed open.
     pub async fn open(options: MemoryOptions, ports: Ports) -> Result<Memory> {
-        validate_namespace(&options.namespace)?;
-        if let Some(agent) = &options.agent_id {
-            crate::entry::validate_name("agent id", agent)?;
-        }
+        options.validate()?;
         let damage = Rc::new(match ports.on_damaged {
             Some(hook) => DamageLog::with_hook(hook),
             None => DamageLog::default(),
@@ -313,10 +332,12 @@ impl Memory {
             Some(embedder) => Some(Embedding::new(embedder, ports.clock.clone(), options.embed)?),
             None => None,
         };
+        let timeout_ms = options.storage_timeout_ms.unwrap_or(STORAGE_TIMEOUT_MS);
+        let timed: Rc<dyn Store> = Rc::new(Timed::new(ports.store, ports.clock.clone(), timeout_ms));
         let sealed = Rc::new(match ports.cipher {
             Some(cipher) => {
                 SealedStore::encrypted(
-                    ports.store,
+                    timed,
                     cipher,
                     &options.namespace,
                     damage.clone(),
@@ -324,7 +345,7 @@ impl Memory {
                 )
                 .await?
             }
-            None => SealedStore::plain(ports.store, damage.clone()),
+            None => SealedStore::plain(timed, damage.clone()),
         });
         let store: Rc<dyn Store> = sealed.clone();
         let lock = NamedLock::new(ports.locks.clone(), lock_name(&options.namespace));

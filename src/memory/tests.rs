@@ -369,6 +369,56 @@ fn the_namespace_lock_is_not_held_while_the_model_thinks() {
 }
 
 #[test]
+fn open_refuses_a_zero_timeout_and_a_bad_call_policy_with_or_without_the_port() {
+    let mut w = World::new();
+    let bad = [
+        MemoryOptions { storage_timeout_ms: Some(0), ..options("s") },
+        MemoryOptions { long_term_timeout_ms: Some(0), ..options("s") },
+        MemoryOptions { llm: LlmOptions { concurrency: 0, ..LlmOptions::default() }, ..options("s") },
+        MemoryOptions { embed: EmbedOptions { batch_size: 0, ..EmbedOptions::default() }, ..options("s") },
+    ];
+    for options in bad {
+        let ports = w.ports(None);
+        let err = w.run(Memory::open(options.clone(), ports)).err().expect("refused");
+        assert_eq!(err.code, ErrorCode::InvalidInput, "{options:?}");
+    }
+    let err = options("s")
+        .validate()
+        .and(MemoryOptions { long_term_timeout_ms: Some(0), ..options("s") }.validate());
+    assert_eq!(err.unwrap_err().message, "longTermTimeoutMs must be an integer from 1 to 2^32 - 1");
+    assert!(MemoryOptions { storage_timeout_ms: Some(1), ..options("s") }.validate().is_ok());
+}
+
+#[test]
+fn an_aborted_session_end_is_aborted_and_its_work_stays_owed() {
+    let mut w = World::new();
+    let llm = judge_model();
+    let a = w.open("chat", Some(llm.clone()));
+    w.run(a.add(user("I live in Lisbon"))).unwrap();
+    let _held = llm.hold();
+    let (abort, aborted) = futures::channel::oneshot::channel::<()>();
+    let m = a.clone();
+    let ending = w
+        .pool
+        .spawner()
+        .spawn_local_with_handle(async move {
+            m.end_session_until(async move { aborted.await.unwrap_or(()) }).await
+        })
+        .unwrap();
+    w.settle();
+    assert_eq!(llm.requests().len(), 1, "the judge was asked");
+    abort.send(()).unwrap();
+    let err = w.run(ending).unwrap_err();
+    assert_eq!(err.code, ErrorCode::Aborted);
+    assert_eq!(err.message, "endSession was aborted; the work stays owed");
+    assert_eq!(w.run(a.pending_work()).unwrap().len(), 1, "the session end is owed");
+    // Not aborted, the same call is the session end.
+    let b = w.open("chat", None);
+    let report = w.run(b.end_session_until(std::future::pending())).unwrap();
+    assert!(report.complete, "{report:?}");
+}
+
+#[test]
 fn two_tabs_ending_one_session_at_once_judge_each_message_once() {
     // Found by the many-tabs trial in Chromium: both judged every message.
     let mut w = World::new();
@@ -859,6 +909,27 @@ fn recall_queries_long_term_memory_without_appending_a_message() {
     let ctx = w.run(m.build_context(req)).unwrap();
     assert_eq!(ctx.messages.len(), 4);
     assert!(ctx.messages[0].content.contains("Lives in Lisbon"));
+}
+
+#[test]
+fn a_request_that_names_no_query_recalls_with_the_newest_user_message() {
+    // Past turns of another session: what a query recalls, nothing pinned.
+    let mut w = World::new();
+    let trip = w.open("trip", None);
+    w.run(trip.add(user("My sister Ana just moved to Porto"))).unwrap();
+    w.clock.advance(86_400_000);
+    let m = w.open("chat", None);
+    let ctx = w.run(m.build_context(ContextRequest::default())).unwrap();
+    assert!(ctx.messages.iter().all(|m| !m.content.contains("Porto")), "no user message, no recall");
+    w.run(m.add(user("Where does my sister live now?"))).unwrap();
+    w.run(m.add(assistant("Let me check."))).unwrap();
+    let ctx = w.run(m.build_context(ContextRequest::default())).unwrap();
+    assert!(ctx.messages[0].content.contains("My sister Ana just moved to Porto"), "{:?}", ctx.messages[0]);
+    assert_eq!(ctx.messages.len(), 3, "nothing appended");
+    // A request that names its recall keeps it.
+    let req = ContextRequest { recall: Some("weather tomorrow".into()), ..Default::default() };
+    let ctx = w.run(m.build_context(req)).unwrap();
+    assert!(ctx.messages.iter().all(|m| !m.content.contains("Porto")), "{:?}", ctx.messages);
 }
 
 #[test]

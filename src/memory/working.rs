@@ -116,11 +116,11 @@ impl Memory {
                 self.add(NewMessage { role: Some(Role::User), content: q, ..NewMessage::default() }).await?;
             }
         }
-        let (budget, session) = {
+        let (budget, session, query) = {
             let s = self.inner.session.lock().await;
-            (s.options().long_term_budget, s.storage_id().to_string())
+            (s.options().long_term_budget, s.storage_id().to_string(), s.recall_query(&request).to_string())
         };
-        let query = request.recall_query();
+        let query = query.as_str();
         let block = if query.is_empty() {
             None
         } else {
@@ -159,15 +159,14 @@ impl Memory {
     /// hook that hangs must not hang the turn).
     async fn hook_block(&self, hook: &dyn LongTermSource, query: &str, budget: u32) -> Result<LongTermBlock> {
         let ms = self.inner.long_term_timeout_ms;
-        let call = hook.block(query, budget);
-        let timeout = self.inner.clock.sleep(ms);
-        match futures::future::select(call, timeout).await {
-            futures::future::Either::Left((block, _)) => block,
-            futures::future::Either::Right(_) => Err(Error::new(
-                ErrorCode::Timeout,
-                format!("the long-term hook did not answer within {ms} ms"),
-            )),
-        }
+        crate::ports::clock::within(self.inner.clock.as_ref(), ms, hook.block(query, budget))
+            .await
+            .unwrap_or_else(|| {
+                Err(Error::new(
+                    ErrorCode::Timeout,
+                    format!("the long-term hook did not answer within {ms} ms"),
+                ))
+            })
     }
 
     /// Every stored message of the session, oldest first (other writers'

@@ -25,8 +25,22 @@ pub async fn call_within<F: std::future::Future>(
     start: impl FnOnce() -> F,
 ) -> Option<F::Output> {
     let _permit = permits.acquire().await;
-    let call = std::pin::pin!(start());
-    match futures::future::select(call, clock.sleep(timeout_ms)).await {
+    within(clock, timeout_ms, start()).await
+}
+
+/// `call`'s output, or `None` once `timeout_ms` have passed on `clock` (the
+/// call is then dropped). The call is polled first, and the timer is set
+/// only once the call is pending: an answer that is ready wins over a timer
+/// that is ready too, and a call that never waits (a synchronous host's)
+/// costs no timer, nor a thread sleep on a clock whose sleep blocks.
+pub async fn within<F: std::future::Future>(
+    clock: &dyn Clock,
+    timeout_ms: u32,
+    call: F,
+) -> Option<F::Output> {
+    let call = std::pin::pin!(call);
+    let timer = std::pin::pin!(async { clock.sleep(timeout_ms).await });
+    match futures::future::select(call, timer).await {
         futures::future::Either::Left((out, _)) => Some(out),
         futures::future::Either::Right(((), _abandoned)) => None,
     }

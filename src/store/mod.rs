@@ -13,10 +13,12 @@ pub mod layout;
 mod memory;
 pub mod namespace;
 pub mod sealed;
+mod timed;
 
 pub use damage::{DamageHook, DamageLog, Damaged};
 pub use memory::MemoryStore;
 pub use sealed::{EncryptionStats, SealedStore};
+pub use timed::{check_timeout, Timed, STORAGE_TIMEOUT_MS};
 
 use futures::future::join_all;
 

@@ -15,6 +15,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 pub use estimate::estimate_tokens;
+
+/// A count as a host's 32-bit number, saturating at `u32::MAX`: a text of
+/// more tokens than that is "too many", never a wrapped small count.
+pub fn count_u32(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
 use pretokenize::{pieces, Pattern};
 use vocab::Vocabulary;
 
@@ -171,6 +177,13 @@ pub fn truncate_to_lines(tok: &dyn Tokenizer, text: &str, limit: usize) -> Strin
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_count_past_u32_saturates_instead_of_wrapping() {
+        assert_eq!(count_u32(7), 7);
+        assert_eq!(count_u32(u32::MAX as usize), u32::MAX);
+        assert_eq!(count_u32(u32::MAX as usize + 2), u32::MAX, "`as u32` would give 1");
+    }
 
     #[test]
     fn estimate_fits_and_truncates() {

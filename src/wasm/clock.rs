@@ -23,13 +23,13 @@ impl crate::ports::clock::Clock for JsClock {
 
 /// A `setTimeout` as a future. Dropping it clears the timer: a timeout that
 /// lost its race must not keep Node or a worker alive until it fires.
-pub(crate) struct Sleep {
+struct Sleep {
     handle: JsValue,
     done: wasm_bindgen_futures::JsFuture,
 }
 
 impl Sleep {
-    pub(crate) fn new(ms: u32) -> Sleep {
+    fn new(ms: u32) -> Sleep {
         let global = js_sys::global();
         let mut handle = JsValue::UNDEFINED;
         let promise = js_sys::Promise::new(&mut |resolve, _| {

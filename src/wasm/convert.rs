@@ -220,8 +220,3 @@ pub(crate) fn js_count(value: &JsValue, what: &str) -> Result<u64, JsValue> {
 pub(crate) fn js_usize(value: &JsValue, what: &str) -> Result<usize, JsValue> {
     Ok(usize::try_from(js_count(value, what)?).unwrap_or(usize::MAX))
 }
-
-/// A count as a JS number, saturating at `u32::MAX`.
-pub(crate) fn count_u32(n: usize) -> u32 {
-    u32::try_from(n).unwrap_or(u32::MAX)
-}

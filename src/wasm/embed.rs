@@ -45,7 +45,6 @@ pub fn parse_embed_option(
     let model = (!model.is_undefined()).then(|| js_string(&model, "embedModel")).transpose()?;
     let options: EmbedOptions =
         if options.is_undefined() { EmbedOptions::default() } else { from_js(options, "embedOptions", &[])? };
-    options.validate()?;
     let embedder = if let Some(f) = embed.dyn_ref::<Function>() {
         let model =
             model.ok_or_else(|| Error::invalid("embedModel must name the model of the embed function"))?;

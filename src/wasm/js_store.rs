@@ -14,15 +14,14 @@
 //! }
 //! ```
 //! Every key is prefixed with `<namespace>/`, so namespaces sharing one
-//! backend never see each other's keys. Every call must settle within the
-//! storage timeout: an adapter whose promise never settles gives a
-//! `STORAGE_TIMEOUT` error instead of a call that hangs forever.
+//! backend never see each other's keys. The core times its calls out
+//! ([`crate::store::Timed`]).
 
 use js_sys::{Function, Object, Reflect};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use crate::error::{Error, ErrorCode, Result};
+use crate::error::{Error, Result};
 use crate::ports::LocalBoxFuture;
 use crate::store::namespace::Namespace;
 use crate::store::Store;
@@ -30,7 +29,6 @@ use crate::store::Store;
 pub struct JsStore {
     adapter: JsValue,
     namespace: Namespace,
-    timeout_ms: u32,
 }
 
 fn adapter_error(op: &str, e: JsValue) -> Error {
@@ -43,13 +41,13 @@ fn method(adapter: &JsValue, name: &str) -> Option<Function> {
 
 impl JsStore {
     /// Checks the adapter has the four methods.
-    pub fn new(adapter: JsValue, namespace: &str, timeout_ms: u32) -> Result<JsStore> {
+    pub fn new(adapter: JsValue, namespace: &str) -> Result<JsStore> {
         for m in ["get", "put", "delete", "list"] {
             if method(&adapter, m).is_none() {
                 return Err(Error::invalid(format!("storage adapter has no {m}() method")));
             }
         }
-        Ok(JsStore { adapter, namespace: Namespace::new(namespace), timeout_ms })
+        Ok(JsStore { adapter, namespace: Namespace::new(namespace) })
     }
 
     async fn call(&self, op: &str, args: &[JsValue]) -> Result<JsValue> {
@@ -57,16 +55,7 @@ impl JsStore {
             .ok_or_else(|| Error::storage(format!("storage adapter lost {op}()")))?;
         let arr: js_sys::Array = args.iter().collect();
         let out = f.apply(&self.adapter, &arr).map_err(|e| adapter_error(op, e))?;
-        let settled = super::settle(out);
-        let timeout = super::Sleep::new(self.timeout_ms);
-        futures::pin_mut!(settled);
-        match futures::future::select(settled, timeout).await {
-            futures::future::Either::Left((out, _)) => out.map_err(|e| adapter_error(op, e)),
-            futures::future::Either::Right(_) => Err(Error::new(
-                ErrorCode::StorageTimeout,
-                format!("storage adapter {op}() did not settle within {} ms", self.timeout_ms),
-            )),
-        }
+        super::settle(out).await.map_err(|e| adapter_error(op, e))
     }
 
     async fn get_impl(&self, key: &str) -> Result<Option<String>> {

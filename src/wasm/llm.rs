@@ -50,7 +50,6 @@ pub fn parse_llm_option(value: JsValue) -> std::result::Result<(JsLlm, LlmOption
     let headers = take_field(&copy, "headers")?;
     let temperature = take_field(&copy, "temperature")?;
     let options: LlmOptions = from_js(copy, "llm options", &[])?;
-    options.validate().map_err(super::js_error)?;
     let transport = if let Some(f) = complete.dyn_ref::<Function>() {
         Transport::Function(f.clone())
     } else if !endpoint.is_undefined() {

@@ -26,10 +26,10 @@ use super::types::{JsEndSessionOptions, JsEntryInput, JsSearchOptions};
 use super::{check_fields, describe, from_js, js_count, js_string, shallow_copy, take_field, to_js, JsClock};
 use crate::entry::EntryInput;
 use crate::entry::Scope;
-use crate::error::{Error, ErrorCode, Result};
+use crate::error::{Error, Result};
 use crate::memory::{self, Memory, MemoryOptions, Ports};
 use crate::ports::LocalBoxFuture;
-use crate::store::{Damaged, MemoryStore, Store};
+use crate::store::{Damaged, MemoryStore, Store, Timed, STORAGE_TIMEOUT_MS};
 use crate::tokens::Estimate;
 use crate::working::session::{ContextRequest, LongTermBlock, LongTermSource, NewMessage, SessionOptions};
 
@@ -76,10 +76,7 @@ const OPEN_FIELDS: &[&str] = &[
     "redact",
 ];
 
-/// Storage calls of an adapter settle within this, by default.
-pub(super) const STORAGE_TIMEOUT_MS: u32 = 30_000;
-
-async fn open_store(spec: JsValue, namespace: &str, timeout_ms: u32) -> Result<Rc<dyn Store>> {
+async fn open_store(spec: JsValue, namespace: &str) -> Result<Rc<dyn Store>> {
     if spec.is_undefined() || spec.is_null() || spec.as_string().as_deref() == Some("memory") {
         return Ok(Rc::new(MemoryStore::new()));
     }
@@ -87,9 +84,14 @@ async fn open_store(spec: JsValue, namespace: &str, timeout_ms: u32) -> Result<R
         return Ok(Rc::new(IndexedDbStore::open(namespace).await?));
     }
     if spec.is_object() {
-        return Ok(Rc::new(JsStore::new(spec, namespace, timeout_ms)?));
+        return Ok(Rc::new(JsStore::new(spec, namespace)?));
     }
     Err(Error::invalid("store must be \"memory\", \"indexeddb\" or a storage adapter object"))
+}
+
+/// An adapter used without a `Memory`, timed as `Memory.open` times it.
+fn timed(store: JsStore) -> Timed {
+    Timed::new(Rc::new(store), Rc::new(JsClock), STORAGE_TIMEOUT_MS)
 }
 
 pub(super) fn optional(v: JsValue) -> Option<JsValue> {
@@ -121,12 +123,11 @@ fn hook(v: JsValue, what: &str) -> Result<Option<Function>> {
     }
 }
 
-/// Takes an optional whole-number option of at least `min` out of `obj`.
-pub(super) fn u32_field(obj: &JsValue, name: &str, min: u32) -> std::result::Result<Option<u32>, JsValue> {
+/// Takes an optional u32 option out of `obj` (its range is the core's rule).
+pub(super) fn u32_field(obj: &JsValue, name: &str) -> std::result::Result<Option<u32>, JsValue> {
     let Some(v) = optional(take_field(obj, name)?) else { return Ok(None) };
-    let n = u32::try_from(js_count(&v, name)?).ok().filter(|&n| n >= min);
-    let n = n.ok_or_else(|| Error::invalid(format!("{name} must be an integer from {min} to 2^32 - 1")))?;
-    Ok(Some(n))
+    let n = u32::try_from(js_count(&v, name)?).ok();
+    Ok(Some(n.ok_or_else(|| Error::invalid(format!("{name} must be an integer from 0 to 2^32 - 1")))?))
 }
 
 /// Reads `Memory.open`'s options into the core's options and ports.
@@ -182,14 +183,14 @@ async fn parse_open(options: JsValue) -> std::result::Result<(MemoryOptions, Por
     };
     let long_term = hook(take_field(&copy, "longTerm")?, "longTerm")?;
     let on_damaged = hook(take_field(&copy, "onDamaged")?, "onDamaged")?;
-    let timeout_ms = u32_field(&copy, "storageTimeoutMs", 1)?.unwrap_or(STORAGE_TIMEOUT_MS);
-    let long_term_timeout_ms = u32_field(&copy, "longTermTimeoutMs", 1)?;
-    let pinned_profile = u32_field(&copy, "pinnedProfile", 0)?;
+    let storage_timeout_ms = u32_field(&copy, "storageTimeoutMs")?;
+    let long_term_timeout_ms = u32_field(&copy, "longTermTimeoutMs")?;
+    let pinned_profile = u32_field(&copy, "pinnedProfile")?;
     let namespace = js_string(&take_field(&copy, "namespace")?, "namespace")?;
     let session_id = js_string(&take_field(&copy, "sessionId")?, "sessionId")?;
     let session: SessionOptions = from_js(copy, "memory options", &[])?;
     memory::validate_namespace(&namespace)?;
-    let store = open_store(store_spec, &namespace, timeout_ms).await?;
+    let store = open_store(store_spec, &namespace).await?;
     let options = MemoryOptions {
         namespace,
         session_id,
@@ -199,6 +200,7 @@ async fn parse_open(options: JsValue) -> std::result::Result<(MemoryOptions, Por
         llm: llm_options,
         auto_compress,
         long_term_timeout_ms,
+        storage_timeout_ms,
         pinned_profile,
         embed,
         migrate_plain,
@@ -253,7 +255,7 @@ fn undefined<T>(_: &T) -> std::result::Result<JsValue, JsValue> {
 /// A memory to store, from a JS `EntryInput`.
 fn parse_entry(value: JsValue) -> std::result::Result<crate::entry::MemoryEntry, JsValue> {
     let input: EntryInput = from_js(value, "memory", &[])?;
-    Ok(input.into_entry(super::now_ms(), Scope::User)?)
+    Ok(input.into_memory(super::now_ms())?)
 }
 
 /// An array of strings (ids), rejecting anything else.
@@ -296,7 +298,7 @@ impl JsMemory {
             if store.as_string().as_deref() == Some("indexeddb") {
                 IndexedDbStore::delete_database(&namespace).await?;
             } else if store.is_object() {
-                memory::delete_namespace(&JsStore::new(store, &namespace, STORAGE_TIMEOUT_MS)?).await?;
+                memory::delete_namespace(&timed(JsStore::new(store, &namespace)?)).await?;
             } else {
                 return Err(Error::invalid("store must be \"indexeddb\" or a storage adapter object").into());
             }
@@ -346,18 +348,9 @@ impl JsMemory {
         let m = self.0.clone();
         promise(
             async move {
-                let signal = signal.transpose()?.flatten();
-                let work = m.end_session();
-                let Some(signal) = signal else { return Ok(work.await?) };
-                futures::pin_mut!(work);
-                let abort = aborted(signal);
-                futures::pin_mut!(abort);
-                match futures::future::select(work, abort).await {
-                    futures::future::Either::Left((out, _)) => Ok(out?),
-                    futures::future::Either::Right(_) => {
-                        Err(Error::new(ErrorCode::Aborted, "endSession was aborted; the work stays owed")
-                            .into())
-                    }
+                match signal.transpose()?.flatten() {
+                    Some(signal) => Ok(m.end_session_until(aborted(signal)).await?),
+                    None => Ok(m.end_session().await?),
                 }
             },
             to_js,
@@ -606,11 +599,12 @@ impl JsMemory {
             }
             Some(o) => check_fields(&o, "memories option", &["asOf"], &[]).and_then(|()| {
                 let at = js_sys::Reflect::get(&o, &"asOf".into())?;
-                match at.as_f64() {
-                    Some(ms) if ms.fract() == 0.0 => Ok(memory::MemoriesOptions { as_of: Some(ms as i64) }),
-                    None if at.is_undefined() => Ok(memory::MemoriesOptions::default()),
-                    _ => Err(Error::invalid("asOf must be a whole number of ms since the epoch").into()),
-                }
+                let as_of = match at.as_f64() {
+                    Some(ms) => Some(crate::entry::whole_ms(ms, "asOf")?),
+                    None if at.is_undefined() => None,
+                    None => return Err(Error::invalid("asOf must be a number").into()),
+                };
+                Ok(memory::MemoriesOptions { as_of })
             }),
         };
         let m = self.0.clone();
@@ -749,7 +743,7 @@ pub fn check_storage_adapter(
     future_to_promise(async move {
         let ns = js_string(&namespace, "namespace")?;
         memory::validate_namespace(&ns)?;
-        let store = JsStore::new(adapter, &ns, STORAGE_TIMEOUT_MS)?;
+        let store = timed(JsStore::new(adapter, &ns)?);
         crate::store::conformance::run(&store).await?;
         Ok(JsValue::UNDEFINED)
     })

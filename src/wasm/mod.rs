@@ -24,10 +24,10 @@ mod types;
 
 use wasm_bindgen::prelude::*;
 
-pub(crate) use clock::{now_ms, JsClock, Sleep};
+pub(crate) use clock::{now_ms, JsClock};
 pub(crate) use convert::{
-    check_fields, count_u32, describe, fields_of, from_js, js_count, js_error, js_string, js_usize, json_of,
-    settle, shallow_copy, take_field, to_js,
+    check_fields, describe, fields_of, from_js, js_count, js_error, js_string, js_usize, json_of, settle,
+    shallow_copy, take_field, to_js,
 };
 
 /// The design's fast token estimate, with CJK ranges corrected.
@@ -35,7 +35,7 @@ pub(crate) use convert::{
 pub fn estimate_tokens(
     #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue,
 ) -> Result<u32, JsValue> {
-    Ok(count_u32(crate::tokens::estimate_tokens(&js_string(&text, "text")?)))
+    Ok(crate::tokens::count_u32(crate::tokens::estimate_tokens(&js_string(&text, "text")?)))
 }
 
 /// The library version, from Cargo.toml.

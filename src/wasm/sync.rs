@@ -14,10 +14,12 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::js_store::JsStore;
-use super::memory::{optional, promise, u32_field, JsMemory, STORAGE_TIMEOUT_MS};
+use super::memory::{optional, promise, u32_field, JsMemory};
+use super::JsClock;
 use super::{check_fields, describe, js_string, settle, shallow_copy, take_field, to_js};
 use crate::error::{Error, ErrorCode, Result};
 use crate::ports::LocalBoxFuture;
+use crate::store::Timed;
 use crate::sync::{Relay, Transport};
 
 /// The host's transport function.
@@ -100,12 +102,13 @@ impl JsSyncRelay {
                 }
                 check_fields(&options, "SyncRelay option", &["store", "namespace", "storageTimeoutMs"], &[])?;
                 let copy = shallow_copy(&options);
-                let timeout = u32_field(&copy, "storageTimeoutMs", 1)?.unwrap_or(STORAGE_TIMEOUT_MS);
+                let timeout = u32_field(&copy, "storageTimeoutMs")?;
                 let namespace = js_string(&take_field(&copy, "namespace")?, "namespace")?;
                 crate::memory::validate_namespace(&namespace)?;
                 let store = optional(take_field(&copy, "store")?)
                     .ok_or_else(|| Error::invalid("SyncRelay.open needs a storage adapter: { store }"))?;
-                let store = JsStore::new(store, &namespace, timeout)?;
+                let store = Rc::new(JsStore::new(store, &namespace)?);
+                let store = Timed::with_option(store, Rc::new(JsClock), timeout)?;
                 Ok(JsSyncRelay(Rc::new(Relay::new(Rc::new(store)))))
             },
             |relay: &JsSyncRelay| Ok(JsSyncRelay(relay.0.clone()).into()),

@@ -7,8 +7,9 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::types::JsTokenizerId;
-use super::{count_u32, js_error, js_string, js_usize};
+use super::{js_error, js_string, js_usize};
 use crate::error::{Error, ErrorCode};
+use crate::tokens::count_u32;
 use crate::tokens::{truncate_to_lines, truncate_to_tokens, BpeTokenizer, Estimate, Tokenizer};
 
 #[wasm_bindgen(js_name = Tokenizer)]

@@ -125,19 +125,13 @@ pub struct ContextRequest {
     /// What to recall long-term memory with instead of `query`, never
     /// appended: for a request whose new message is already in the history
     /// (a tool step of a turn, or a framework that records before it asks).
+    /// Without either, the newest live user message ([`Session::recall_query`]).
     pub recall: Option<String>,
     /// The pinned system prompt.
     pub system: Option<String>,
     /// Tool definitions as the JSON that will be sent (counted as is).
     #[serde(skip)]
     pub tools_json: Option<String>,
-}
-
-impl ContextRequest {
-    /// The long-term query: `recall`, else the new message.
-    pub fn recall_query(&self) -> &str {
-        self.recall.as_deref().or(self.query.as_deref()).unwrap_or_default()
-    }
 }
 
 /// Where the long-term block of a request comes from. Retrieval implements it.
@@ -647,6 +641,22 @@ impl Session {
         self.memory.live().iter().map(|l| l.entry.clone()).collect()
     }
 
+    /// What a request recalls long-term memory with: its `recall`, else its
+    /// new message, else the newest live user message (a request that names
+    /// neither is about the turn the session holds: every framework adapter
+    /// asks so).
+    pub fn recall_query<'a>(&'a self, request: &'a ContextRequest) -> &'a str {
+        let newest_user = || {
+            self.memory
+                .live()
+                .iter()
+                .rev()
+                .find(|l| l.entry.role == Role::User)
+                .map(|l| l.entry.content.as_str())
+        };
+        request.recall.as_deref().or(request.query.as_deref()).or_else(newest_user).unwrap_or_default()
+    }
+
     /// Every message of the session as stored, oldest first (older ones than
     /// memory holds are read from the store).
     pub async fn history(&self) -> Result<Vec<MemoryEntry>> {
@@ -685,7 +695,7 @@ impl Session {
         request: &ContextRequest,
         long_term: Option<&dyn LongTermSource>,
     ) -> Result<Context> {
-        let query = request.recall_query();
+        let query = self.recall_query(request);
         let block = match long_term {
             Some(src) if !query.is_empty() => Some(src.block(query, self.options.long_term_budget).await),
             _ => None,
