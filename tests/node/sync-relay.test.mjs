@@ -1,13 +1,15 @@
 // Sync through the relay in real workerd: examples/cloudflare, installed from
 // the packed tarball, under `wrangler dev`; its /sync route checks the
 // user's token, then hands the frame to that user's SyncRelayObject. The
-// devices are Memory instances in Node on stores of their own, syncing with
-// httpTransport. Each device makes 200 changes offline (remember, supersede,
-// undo, forget), some on memories the other changes too; both sync, the
-// relay restarted in the middle of one sync; a third device joins late. What
-// is checked, counted rather than assumed: every memory and history the same
-// on every device, 0 lost, 0 duplicated, 0 resurrected; the relay's files on
-// disk hold no plaintext with encryption on (and do without: the control).
+// devices are Memory instances in Node on stores of their own, and two
+// Chromium profiles on IndexedDB (tests/browser/sync.html), syncing with
+// httpTransport. Each device makes 200 changes offline (remember,
+// supersede, undo, forget: tests/browser/sync-work.mjs), some on memories
+// the other changes too; both sync, in Node with the relay restarted in the
+// middle of one sync, and a third device joins late. Counted rather than
+// assumed: every memory and history the same on every device, 0 lost, 0
+// duplicated, 0 resurrected; the relay's files on disk hold no plaintext
+// with encryption on (and do without: the control).
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
@@ -19,66 +21,40 @@ import { deserialize } from "node:v8";
 import * as am from "../../pkg/node.js";
 import { httpTransport } from "../../pkg/sync/http.js";
 import { installExample, root } from "../../scripts/example.mjs";
-import { seededRandom } from "../../scripts/random.mjs";
 import { startWorker } from "../../scripts/wrangler.mjs";
+import { launchChromiumIn } from "../../scripts/chromium.mjs";
+import { startServer } from "../../scripts/static-server.mjs";
 import { mapAdapter } from "./map-adapter.mjs";
-
-const WORDS = ("amber basil cedar dune ember fjord garnet harbor indigo juniper kelp lantern meadow nutmeg opal pepper quartz " +
-  "raven saffron thistle umber violet willow yarrow zephyr anchor bramble copper dahlia falcon glacier hazel iris jasmine " +
-  "kestrel lilac marble nettle orchid pebble quince russet sorrel tundra walnut").split(" ");
-
-// Each tag's texts draw on words of its own: a device's remember never
-// takes another device's text for an older version of its own (which would
-// supersede it), so what each device did offline is what the sync must keep.
-const VOCAB = { base: WORDS.slice(0, 15), laptop: WORDS.slice(15, 30), phone: WORDS.slice(30) };
-
-/** A text no other text of the run says. */
-const text = (rand, tag) => `${tag} ${Array.from({ length: 5 }, () => VOCAB[tag][Math.floor(rand() * VOCAB[tag].length)]).join(" ")} ${Math.floor(rand() * 1e9).toString(36)}`;
-
-/** The export (every entry, history too, in id order; not its time), its entries by id, and the valid ones' ids. */
-async function view(m) {
-  const { exportedAt, ...doc } = await m.exportMemories(null);
-  assert.ok(exportedAt > 0);
-  doc.entries.sort((x, y) => (x.id < y.id ? -1 : 1));
-  const entries = new Map(doc.entries.map((e) => [e.id, e]));
-  return { doc, entries, valid: new Set((await m.memories(null)).map((e) => e.id)) };
-}
+import { offlineChanges, remembered, view } from "../browser/sync-work.mjs";
 
 /**
- * `n` changes made offline: remember, supersede, undo (of a supersede) and
- * forget, on the memories of `pool(valid)` (a forget: `forgetPool(valid)`).
- * Gives the entries a forget erased (id to text) and the texts written.
+ * What every device should hold after syncing, from each device's view
+ * before: every entry one held, less what a forget erased (`gone`); valid
+ * those valid on each device holding them (a device that did not change a
+ * memory holds it as it was).
  */
-async function offlineChanges(m, rand, tag, n, pool, forgetPool = pool) {
-  const gone = new Map();
-  const texts = [];
-  const undoable = [];
-  for (let i = 0; i < n; i++) {
-    const valid = await m.memories(null);
-    const mine = pool(valid);
-    const r = rand();
-    const pick = (list) => list[Math.floor(rand() * list.length)];
-    if (r < 0.4 || mine.length === 0) {
-      const content = text(rand, tag);
-      texts.push(content);
-      await m.remember({ content });
-    } else if (r < 0.65) {
-      const content = text(rand, tag);
-      texts.push(content);
-      undoable.push((await m.supersede({ content }, [pick(mine).id])).id);
-    } else if (r < 0.8 && undoable.some((id) => valid.some((e) => e.id === id))) {
-      const id = pick(undoable.filter((u) => valid.some((e) => e.id === u)));
-      await m.undo(id);
-    } else {
-      const before = (await view(m)).entries;
-      const some = forgetPool(valid);
-      assert.equal(await m.forget(pick(some.length ? some : mine).id), true);
-      const after = (await view(m)).entries;
-      for (const [id, e] of before) if (!after.has(id)) gone.set(id, e.content);
-    }
-  }
-  return { gone, texts };
+function expectation(befores, gone) {
+  const ids = new Set(befores.flatMap((v) => [...v.entries.keys()]).filter((id) => !gone.has(id)));
+  const valid = new Set([...ids].filter((id) => befores.every((v) => !v.entries.has(id) || v.valid.has(id))));
+  return { ids, valid, gone };
 }
+
+/** Counted against the expectation: lost (entries missing, or expired that should be valid), duplicated, resurrected. */
+function tally(expected, v) {
+  const lost = [...expected.ids].filter((id) => !v.entries.has(id)).length + [...expected.valid].filter((id) => !v.valid.has(id)).length;
+  const valid = v.doc.entries.filter((e) => v.valid.has(e.id));
+  const duplicated = v.doc.entries.length - v.entries.size + valid.length - new Set(valid.map((e) => e.content)).size;
+  const resurrected = [...expected.gone].filter((id) => v.entries.has(id)).length;
+  // More than expected, and nothing forgotten: a duplicate under another id.
+  return { lost, duplicated: duplicated + Math.max(0, v.entries.size - expected.ids.size - resurrected), resurrected };
+}
+
+// The example installed from the packed tarball once, for every test here.
+let installed;
+const example = () => (installed ??= installExample("cloudflare"));
+// The relay's token check (examples/cloudflare): the user id and its HMAC under SYNC_SECRET.
+const secret = randomBytes(16).toString("hex");
+const token = (user) => `${user}.${createHmac("sha256", secret).update(user).digest("hex")}`;
 
 /** Each device's store's raw values, base64 ones decoded too. */
 const raw = (store) => [...store.map.values()].flatMap((v) => {
@@ -153,10 +129,8 @@ test("the README's wrangler.toml lines for the relay are the example's", () => {
 });
 
 test("two devices, 200 offline changes each, converge through the relay in workerd: 0 lost, 0 duplicated, 0 resurrected; a restart mid-sync; a late device; no plaintext at the relay", { timeout: 600_000 }, async () => {
-  const app = installExample("cloudflare");
+  const app = example();
   const persist = mkdtempSync(join(tmpdir(), "relay-"));
-  const secret = randomBytes(16).toString("hex");
-  const token = (user) => `${user}.${createHmac("sha256", secret).update(user).digest("hex")}`;
   let worker = await startWorker(app, persist, { SYNC_SECRET: secret });
   const url = `${worker.url}/sync`;
   // The fetch every device uses: it can stop the relay just before a chosen request.
@@ -190,9 +164,7 @@ test("two devices, 200 offline changes each, converge through the relay in worke
 
     // A shared start: A's memories, on B too.
     const [a, b] = [await device(), await device()];
-    const rand = seededRandom(39);
-    const base = [];
-    for (let i = 0; i < 40; i++) base.push((await a.memory.remember({ content: text(rand, "base") })).entry.id);
+    const base = await remembered(a.memory, 39, 40);
     await a.memory.sync(transport("alice"));
     assert.equal(doFiles(), 2, "carol's requests and alice's sync made one relay object each");
     await b.memory.sync(transport("alice"));
@@ -201,15 +173,12 @@ test("two devices, 200 offline changes each, converge through the relay in worke
     // Offline: A works on the even base memories and its own, B on the odd
     // ones and its own, and B also forgets some of A's (which A may have
     // superseded or restored meanwhile): the forget wins.
-    const half = (parity) => (valid) => valid.filter((e) => !base.includes(e.id) || base.indexOf(e.id) % 2 === parity);
-    const [randA, randB] = [seededRandom(1), seededRandom(2)];
-    const changesA = await offlineChanges(a.memory, randA, "laptop", 200, (v) => half(0)(v).filter((e) => !e.content.startsWith("phone")));
-    const phone = (v) => v.filter((e) => !e.content.startsWith("laptop"));
-    const changesB = await offlineChanges(b.memory, randB, "phone", 200, (v) => phone(half(1)(v)), (v) => phone(randB() < 0.15 ? half(0)(v) : half(1)(v)));
+    const changesA = await offlineChanges(a.memory, { seed: 1, tag: "laptop", n: 200, base, parity: 0 });
+    const changesB = await offlineChanges(b.memory, { seed: 2, tag: "phone", n: 200, base, parity: 1, cross: 0.15 });
     const [beforeA, beforeB] = [await view(a.memory), await view(b.memory)];
-    const gone = new Set([...changesA.gone.keys(), ...changesB.gone.keys()]);
-    assert.ok(changesA.gone.size > 10 && changesB.gone.size > 10, `forgets: ${changesA.gone.size}, ${changesB.gone.size}`);
-    const forgottenTexts = [...changesA.gone.values(), ...changesB.gone.values()];
+    const gone = new Set([...changesA.gone, ...changesB.gone].map(([id]) => id));
+    assert.ok(changesA.gone.length > 10 && changesB.gone.length > 10, `forgets: ${changesA.gone.length}, ${changesB.gone.length}`);
+    const forgottenTexts = [...changesA.gone, ...changesB.gone].map(([, t]) => t);
 
     // A syncs; B's sync is cut: the relay stops before its second exchange.
     await a.memory.sync(transport("alice"));
@@ -223,26 +192,17 @@ test("two devices, 200 offline changes each, converge through the relay in worke
     assert.ok(resumed.received > 0 && resumed.sent > 0, JSON.stringify(resumed));
     await a.memory.sync(transport("alice"));
 
-    // The expected result: every entry either device held, less what a
-    // forget erased; valid what each device holding it held valid (a device
-    // that did not change a memory holds it as it was).
-    const expectedIds = new Set([...beforeA.entries.keys(), ...beforeB.entries.keys()].filter((id) => !gone.has(id)));
-    const expectedValid = new Set([...expectedIds].filter((id) => [beforeA, beforeB].every((v) => !v.entries.has(id) || v.valid.has(id))));
     const c = await device();
     await c.memory.sync(transport("alice"));
     const after = [await view(a.memory), await view(b.memory), await view(c.memory)];
+    const expected = expectation([beforeA, beforeB], gone);
     for (const [i, v] of after.entries()) {
-      const name = "ABC"[i];
-      const lost = [...expectedIds].filter((id) => !v.entries.has(id)).length + [...expectedValid].filter((id) => !v.valid.has(id)).length;
-      const memories = await [a, b, c][i].memory.memories(null);
-      const contents = memories.map((e) => e.content);
-      const duplicated = memories.length - new Set(memories.map((e) => e.id)).size + contents.length - new Set(contents).size;
-      const resurrected = [...gone].filter((id) => v.entries.has(id)).length +
-        forgottenTexts.filter((t) => raw([a, b, c][i].store).includes(t)).length;
-      assert.deepEqual({ lost, duplicated, resurrected }, { lost: 0, duplicated: 0, resurrected: 0 }, `device ${name}`);
-      assert.equal(v.entries.size, expectedIds.size, `device ${name}: nothing more than expected`);
-      assert.deepEqual(v.doc, after[0].doc, `device ${name} holds what A holds, histories included`);
+      const { lost, duplicated, resurrected } = tally(expected, v);
+      const left = forgottenTexts.filter((t) => raw([a, b, c][i].store).includes(t)).length;
+      assert.deepEqual({ lost, duplicated, resurrected, left }, { lost: 0, duplicated: 0, resurrected: 0, left: 0 }, `device ${"ABC"[i]}`);
+      assert.deepEqual(v.doc, after[0].doc, `device ${"ABC"[i]} holds what A holds, histories included`);
     }
+    const expectedValid = expected.valid;
     assert.ok(expectedValid.size > 100 && gone.size > 20, `${expectedValid.size} valid, ${gone.size} forgotten`);
 
     // Without encryption the relay's files show a text (the control), with
@@ -260,6 +220,79 @@ test("two devices, 200 offline changes each, converge through the relay in worke
     assert.deepEqual(seen, [], "plaintext at the relay");
     for (const word of ["laptop", "phone", "base "]) assert.ok(!held.includes(word) && !disk.bytes.includes(word), word);
   } finally {
+    await worker.stop();
+  }
+});
+
+test("two Chromium profiles as two devices: 200 offline changes each on IndexedDB, synced through the relay in workerd, the same memories and histories, kept across a reload", { timeout: 600_000 }, async () => {
+  const app = example();
+  const worker = await startWorker(app, mkdtempSync(join(tmpdir(), "relay-")), { SYNC_SECRET: secret });
+  // The pages' origin answers /sync by passing the request to the relay (a
+  // Worker serving the app would answer it itself).
+  const routes = new Map([["/sync", async (req, res) => {
+    const chunks = [];
+    for await (const chunk of req) chunks.push(chunk);
+    const answer = await fetch(`${worker.url}/sync`, { method: "POST", headers: { authorization: req.headers.authorization ?? "" }, body: Buffer.concat(chunks) });
+    res.writeHead(answer.status, { "content-type": answer.headers.get("content-type") ?? "application/octet-stream" });
+    res.end(Buffer.from(await answer.arrayBuffer()));
+  }]]);
+  const { server, url: origin } = await startServer(root, 0, routes);
+  const key = randomBytes(32).toString("hex");
+  const contexts = [];
+  try {
+    const pages = [];
+    for (let i = 0; i < 2; i++) {
+      const context = await launchChromiumIn(mkdtempSync(join(tmpdir(), "profile-")));
+      contexts.push(context);
+      const page = await context.newPage();
+      await page.goto(`${origin}tests/browser/sync.html?key=${key}`);
+      await page.waitForFunction(() => window.device !== undefined, null, { timeout: 60_000 });
+      await page.evaluate((t) => { window.token = t; }, token("dana"));
+      pages.push(page);
+    }
+    const [pa, pb] = pages;
+    const sync = async (page) => {
+      const report = await page.evaluate(() => window.device.sync());
+      assert.equal(report.code, undefined, report.message);
+      return report;
+    };
+    const viewOf = async (page) => {
+      const { doc, valid } = await page.evaluate(() => window.device.view());
+      return { doc, entries: new Map(doc.entries.map((e) => [e.id, e])), valid: new Set(valid) };
+    };
+    const base = await pa.evaluate(() => window.device.remembered(7, 30));
+    await sync(pa);
+    await sync(pb);
+    assert.deepEqual((await viewOf(pb)).doc, (await viewOf(pa)).doc);
+
+    // Offline: the relay cannot be reached; each profile changes its memory.
+    for (const context of contexts) await context.setOffline(true);
+    const offline = await pa.evaluate(() => window.device.sync());
+    assert.equal(offline.code, "SYNC_TRANSPORT", offline.message);
+    const changes = [
+      await pa.evaluate((o) => window.device.offlineChanges(o), { seed: 11, tag: "laptop", n: 200, base, parity: 0 }),
+      await pb.evaluate((o) => window.device.offlineChanges(o), { seed: 12, tag: "phone", n: 200, base, parity: 1, cross: 0.15 }),
+    ];
+    const befores = [await viewOf(pa), await viewOf(pb)];
+    const gone = new Set(changes.flatMap((c) => c.gone.map(([id]) => id)));
+    assert.ok(gone.size > 20, `${gone.size} forgotten`);
+
+    for (const context of contexts) await context.setOffline(false);
+    await sync(pa);
+    assert.ok((await sync(pb)).received > 0);
+    await sync(pa);
+    const expected = expectation(befores, gone);
+    await pb.reload();
+    await pb.waitForFunction(() => window.device !== undefined, null, { timeout: 60_000 });
+    const after = [await viewOf(pa), await viewOf(pb)];
+    for (const [i, v] of after.entries()) {
+      assert.deepEqual(tally(expected, v), { lost: 0, duplicated: 0, resurrected: 0 }, `profile ${i}`);
+      assert.deepEqual(v.doc, after[0].doc, "both profiles hold the same, histories included (the second after a reload)");
+    }
+    assert.ok(expected.valid.size > 100, `${expected.valid.size} valid`);
+  } finally {
+    for (const context of contexts) await context.close();
+    server.close();
     await worker.stop();
   }
 });
