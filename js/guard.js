@@ -30,9 +30,9 @@ const ASYNC = {
     "add", "compress", "endSession", "idle", "pendingWork", "buildContext", "sessionHistory",
     "commitSummary", "remember", "rememberMany", "supersede", "search", "memories", "history",
     "undo", "forget", "forgetScope", "purge", "exportMemories", "importMemories", "stats", "derivedFrom", "deleteSession",
-    "sync", "answerSync",
+    "sync",
   ]),
-  SyncRelay: new Set(["open", "exchange", "sync"]),
+  SyncRelay: new Set(["open", "exchange"]),
 };
 
 /** A typed error, as the wasm side makes them. */

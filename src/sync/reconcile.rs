@@ -2,8 +2,6 @@
 //! rounds until both sides hold the same items, and the answering side
 //! ([`answer`]), which keeps nothing between exchanges.
 
-use std::collections::VecDeque;
-
 use negentropy::{Bound, Id, Item, Negentropy, NegentropyStorageBase};
 use serde::Serialize;
 
@@ -78,8 +76,10 @@ impl NegentropyStorageBase for Sorted {
 }
 
 fn storage_of(ids: Vec<ItemId>) -> Sorted {
-    let mut items: Vec<Item> =
-        ids.into_iter().map(|id| Item::with_timestamp_and_id(timestamp(&id), Id::from_byte_array(id))).collect();
+    let mut items: Vec<Item> = ids
+        .into_iter()
+        .map(|id| Item::with_timestamp_and_id(timestamp(&id), Id::from_byte_array(id)))
+        .collect();
     crate::order::sort(&mut items);
     items.dedup();
     Sorted(items)
@@ -90,7 +90,7 @@ fn storage_of(ids: Vec<ItemId>) -> Sorted {
 /// large for any frame is dropped and counted in `too_large`.
 async fn fill(
     replica: &dyn Replica,
-    queue: &mut VecDeque<ItemId>,
+    queue: &mut Vec<ItemId>,
     room: &mut usize,
     records: &mut Vec<Record>,
     too_large: &mut u32,
@@ -104,10 +104,9 @@ async fn fill(
                 *too_large += 1;
             } else if size > *room {
                 // Back in order, for the next frame.
-                let back: Vec<ItemId> = std::iter::once(r.id).chain(read.map(|r| r.id)).collect();
-                for id in back.into_iter().rev() {
-                    queue.push_front(id);
-                }
+                let mut back: Vec<ItemId> = std::iter::once(r.id).chain(read.map(|r| r.id)).collect();
+                back.append(queue);
+                *queue = back;
                 return Ok(true);
             } else {
                 *room -= size;
@@ -126,7 +125,8 @@ pub async fn sync(replica: &dyn Replica, transport: &dyn Transport) -> Result<Sy
     let storage = storage_of(replica.ids().await?);
     let mut negentropy = Negentropy::borrowed(&storage, QUERY_LIMIT).map_err(negentropy_error)?;
     let mut query = Some(negentropy.initiate().map_err(negentropy_error)?);
-    let (mut give, mut want) = (VecDeque::new(), VecDeque::new());
+    // Queues, first out at the front (a `VecDeque` of ids cost the wasm more).
+    let (mut give, mut want): (Vec<ItemId>, Vec<ItemId>) = (Vec::new(), Vec::new());
     let mut report = SyncReport::default();
     while query.is_some() || !give.is_empty() || !want.is_empty() {
         if report.rounds == MAX_ROUNDS {
@@ -159,9 +159,10 @@ pub async fn sync(replica: &dyn Replica, transport: &dyn Transport) -> Result<Sy
         if reply.cut {
             let mut got: Vec<ItemId> = records.iter().map(|r| r.id).collect();
             crate::order::sort(&mut got);
-            for id in request.wants.iter().rev().filter(|id| got.binary_search(id).is_err()) {
-                want.push_front(*id);
-            }
+            let mut again: Vec<ItemId> =
+                request.wants.iter().filter(|id| got.binary_search(id).is_err()).copied().collect();
+            again.append(&mut want);
+            want = again;
         }
         if !records.is_empty() {
             let n = records.len() as u32;
@@ -204,7 +205,7 @@ pub async fn answer(replica: &dyn Replica, request: &[u8]) -> Result<Vec<u8>> {
         reply.query = Some(negentropy.reconcile(query).map_err(negentropy_error)?);
     }
     let mut room = MAX_FRAME - reply.size();
-    let mut wants: VecDeque<ItemId> = request.wants.into_iter().collect();
+    let mut wants = request.wants;
     let mut too_large = 0;
     reply.cut = fill(replica, &mut wants, &mut room, &mut reply.records, &mut too_large).await?;
     Ok(reply.encode())

@@ -219,6 +219,13 @@ fn a_large_difference_spans_frames_and_a_cut_sync_resumes() {
     let got = run(sync(&b, &Direct::new(&relay))).unwrap();
     assert_eq!(got.received, 8_000);
     assert_eq!(*a.0.borrow(), *b.0.borrow());
+    // Relay to relay: a second one catches up with the first.
+    let mirror = Relay::new(Rc::new(MemoryStore::new()));
+    assert_eq!(run(mirror.sync(&ToRelay(&relay))).unwrap().received, 8_000);
+    let (mut x, mut y) = (run(mirror.ids()).unwrap(), run(relay.ids()).unwrap());
+    x.sort();
+    y.sort();
+    assert_eq!(x, y);
 }
 
 // ---- memories ----

@@ -1,7 +1,9 @@
 //! Sync for JS: `memory.sync(transport)`, where the transport is the host's
 //! `async (request: Uint8Array) => Uint8Array` (a `fetch` to a relay, a
 //! WebSocket round trip), and `SyncRelay`, the relay over a storage
-//! adapter, whose `exchange` answers one such request. Only conversion
+//! adapter, whose `exchange` answers one such request. (The core's
+//! device-to-device answer and relay-to-relay sync are not bound yet: each
+//! costs the wasm its bytes, and the next steps say whether JS needs them.) Only conversion
 //! here: the protocol, its bounds and the transport's deadline are the
 //! core's ([`crate::sync`], [`crate::memory::Memory::sync`]).
 
@@ -74,16 +76,6 @@ impl JsMemory {
             to_js,
         )
     }
-
-    /// Answers one exchange of another memory's sync (device to device).
-    #[wasm_bindgen(js_name = answerSync, unchecked_return_type = "Promise<Uint8Array>")]
-    pub fn answer_sync(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "Uint8Array")] request: JsValue,
-    ) -> Promise {
-        let m = self.0.clone();
-        promise(async move { Ok(m.answer_sync(&request_bytes(&request)?).await?) }, bytes_to_js)
-    }
 }
 
 fn bytes_to_js(bytes: &Vec<u8>) -> std::result::Result<JsValue, JsValue> {
@@ -125,24 +117,5 @@ impl JsSyncRelay {
     pub fn exchange(&self, #[wasm_bindgen(unchecked_param_type = "Uint8Array")] request: JsValue) -> Promise {
         let relay = self.0.clone();
         promise(async move { Ok(relay.exchange(&request_bytes(&request)?).await?) }, bytes_to_js)
-    }
-
-    /// Syncs this relay with another through a transport (relay to relay).
-    #[wasm_bindgen(unchecked_return_type = "Promise<SyncReport>")]
-    pub fn sync(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "(request: Uint8Array) => Promise<Uint8Array> | Uint8Array")]
-        transport: JsValue,
-    ) -> Promise {
-        let relay = self.0.clone();
-        promise(
-            async move {
-                let f = transport.dyn_into::<Function>().map_err(|_| {
-                    Error::invalid("sync needs a transport: (request: Uint8Array) => Promise<Uint8Array>")
-                })?;
-                Ok(relay.sync(&JsTransport(f)).await?)
-            },
-            to_js,
-        )
     }
 }
