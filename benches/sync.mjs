@@ -9,8 +9,8 @@
 // same operations, through an in-process transport calling the relay's
 // `exchange` (the bytes counted are the frames both ways). Beside it, the
 // naive full upload measured the same way: the device's every operation
-// sent to an empty relay. Each figure over RUNS runs on fresh copies of the
-// same stores. Counted, not assumed: entries the device should hold and
+// sent to an empty relay; and a sync's cost once nothing differs. Each
+// figure over RUNS runs on fresh copies of the same stores. Counted, not assumed: entries the device should hold and
 // lacks after the sync (lost) and forgotten ones it holds (resurrected).
 // Goals at 1% (issue #39): bytes <= 5% of the full upload, converge <= 2 s.
 // Last line: one JSON object of the 1% figures.
@@ -113,7 +113,7 @@ for (const pct of DIFF_PCTS) {
   other.free();
   relay.free();
 
-  const runs = { bytes: [], ms: [], rounds: [], lost: 0, resurrected: 0 };
+  const runs = { bytes: [], ms: [], rounds: [], idle: [], lost: 0, resurrected: 0 };
   for (let r = 0; r < RUNS; r++) {
     const m = await open(copy(deviceStore));
     const peer = await relayOn(copy(relayAt));
@@ -127,19 +127,22 @@ for (const pct of DIFF_PCTS) {
     const valid = new Set((await m.memories(null)).map((e) => e.id));
     runs.lost += expected.filter((id) => !held.has(id)).length + expectedValid.filter((id) => !valid.has(id)).length;
     runs.resurrected += [...forgotten].filter((id) => held.has(id)).length;
-    // Converged: a second sync finds nothing to move either way.
+    // Converged: a second sync finds nothing to move either way (timed: a
+    // sync's cost when nothing differs).
+    const before = performance.now();
     const again = await m.sync((request) => peer.exchange(request));
+    runs.idle.push(performance.now() - before);
     if (again.sent || again.received) throw new Error(`not converged: ${JSON.stringify(again)}`);
     m.free();
     peer.free();
   }
   rows.push({ "diff %": pct, "ops apart": differ, bytes: showSpread(runs.bytes, 0), "% of full": ((100 * median(runs.bytes)) / median(full.bytes)).toFixed(2),
-    "converge ms": showSpread(runs.ms), rounds: median(runs.rounds), lost: runs.lost, resurrected: runs.resurrected });
+    "converge ms": showSpread(runs.ms), rounds: median(runs.rounds), "then in sync ms": showSpread(runs.idle), lost: runs.lost, resurrected: runs.resurrected });
   if (pct === 1) {
     json = { diff_pct: 1, converge_ms: +median(runs.ms).toFixed(1), bytes: median(runs.bytes), bytes_full: median(full.bytes), lost: runs.lost, resurrected: runs.resurrected };
   }
 }
-rows.push({ "diff %": "full upload", "ops apart": N, bytes: showSpread(full.bytes, 0), "% of full": "100.00", "converge ms": showSpread(full.ms), rounds: "", lost: "", resurrected: "" });
+rows.push({ "diff %": "full upload", "ops apart": N, bytes: showSpread(full.bytes, 0), "% of full": "100.00", "converge ms": showSpread(full.ms), rounds: "", "then in sync ms": "", lost: "", resurrected: "" });
 console.log(`bench:sync on ${machine()}: ${N.toLocaleString("en-US")} memories a side, median (min-max) of ${RUNS} runs; in-process transport to a SyncRelay on the Map adapter`);
 console.table(rows);
 console.log(JSON.stringify(json ?? {}));
