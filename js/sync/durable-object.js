@@ -15,7 +15,6 @@ import { DurableObject } from "cloudflare:workers";
 // The workerd entry instantiates the wasm on import (the same module as the
 // app's own `import "agent-memory"` there, so one instance).
 import { SyncRelay } from "../workerd.js";
-import { error } from "../guard.js";
 import { durableObjectAdapter } from "../adapters/durable-object.js";
 
 // One object holds one user's operations: the namespace only names its keys.
@@ -49,25 +48,4 @@ export class SyncRelayObject extends DurableObject {
   }
 }
 
-/**
- * The Worker's sync route: `authorize(request, env)` resolves to the user id
- * whose relay the request may reach, or to nothing (401, and no object or
- * storage is touched); the request then goes to that user's object.
- */
-export function syncRelayRoute(options) {
-  const { binding, authorize, ...rest } = options ?? {};
-  const unknown = Object.keys(rest);
-  if (unknown.length) throw error("INVALID_INPUT", `syncRelayRoute: unknown option ${unknown.join(", ")}`);
-  if (typeof binding !== "string" || !binding) throw error("INVALID_INPUT", "syncRelayRoute needs { binding }: the Durable Object binding's name");
-  if (typeof authorize !== "function") throw error("INVALID_INPUT", "syncRelayRoute needs { authorize: (request, env) => userId | null }");
-  return async (request, env) => {
-    const user = await authorize(request, env);
-    if (user === undefined || user === null || user === false) {
-      return Response.json({ error: "not authorized to sync" }, { status: 401 });
-    }
-    if (typeof user !== "string" || !user) throw error("INVALID_INPUT", "authorize must resolve to a user id (a non-empty string) or nothing");
-    const relays = env[binding];
-    if (!relays) throw error("INVALID_INPUT", `no Durable Object binding ${binding} in this Worker's env`);
-    return relays.get(relays.idFromName(user)).fetch(request);
-  };
-}
+export { syncRelayRoute } from "./route.js";

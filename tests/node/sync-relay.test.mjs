@@ -20,6 +20,7 @@ import { join } from "node:path";
 import { deserialize } from "node:v8";
 import * as am from "../../pkg/node.js";
 import { httpTransport } from "../../pkg/sync/http.js";
+import { syncRelayRoute } from "../../pkg/sync/route.js";
 import { installExample, root } from "../../scripts/example.mjs";
 import { startWorker } from "../../scripts/wrangler.mjs";
 import { launchChromiumIn } from "../../scripts/chromium.mjs";
@@ -117,6 +118,22 @@ test("httpTransport posts each frame to its URL with the fetch and headers given
   }
   m.free();
   relay.free();
+});
+
+test("syncRelayRoute: authorize first, nothing reached on a refusal, the user's own object otherwise; bad options and answers are typed errors", async () => {
+  const reached = [];
+  const env = { SYNC_RELAY: { idFromName: (name) => ({ name }), get: (id) => ({ fetch: async () => { reached.push(id.name); return new Response("frame"); } }) } };
+  const route = syncRelayRoute({ binding: "SYNC_RELAY", authorize: async (request) => ({ a: "alice", n: null, f: false, u: undefined, x: 42 })[request.headers.get("x-user")] });
+  const ask = (user) => route(new Request("https://w.test/sync", { method: "POST", headers: { "x-user": user } }), env);
+  for (const refused of ["n", "f", "u"]) assert.equal((await ask(refused)).status, 401);
+  assert.deepEqual(reached, [], "a refused request reached an object");
+  assert.equal(await (await ask("a")).text(), "frame");
+  assert.deepEqual(reached, ["alice"]);
+  await assert.rejects(ask("x"), (e) => e.code === "INVALID_INPUT");
+  await assert.rejects(syncRelayRoute({ binding: "OTHER", authorize: () => "alice" })(new Request("https://w.test/sync"), env), (e) => e.code === "INVALID_INPUT" && /OTHER/.test(e.message));
+  for (const options of [undefined, { binding: "SYNC_RELAY" }, { authorize: () => "a" }, { binding: "SYNC_RELAY", authorize: () => "a", authorise: 1 }]) {
+    assert.throws(() => syncRelayRoute(options), (e) => e.name === "AgentMemoryError" && e.code === "INVALID_INPUT", JSON.stringify(options));
+  }
 });
 
 test("the README's wrangler.toml lines for the relay are the example's", () => {
