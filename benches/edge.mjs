@@ -14,11 +14,11 @@
 // RUNS (default 3) fresh isolates give the spread. Last line: one JSON object.
 import { execFileSync, spawn } from "node:child_process";
 import { readdirSync, readFileSync, statSync } from "node:fs";
-import { createServer } from "node:net";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { installApp, packTarball, root } from "../scripts/example.mjs";
 import { machine, median, showSpread } from "./stats.mjs";
+import { freePort } from "../scripts/wrangler.mjs";
 
 const RUNS = Number(process.env.RUNS ?? 3);
 const INTEGRATIONS = ["ai-sdk", "langchain", "openai-agents"];
@@ -42,14 +42,6 @@ function bundle(entry) {
   const integrations = INTEGRATIONS.filter((name) => text.includes(`agent-memory/${name}`));
   return { raw: files.reduce((n, f) => n + statSync(join(out, f)).size, 0), gzip: files.reduce((n, f) => n + gz(readFileSync(join(out, f))), 0), integrations };
 }
-
-const freePort = () =>
-  new Promise((ok) => {
-    const s = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = s.address();
-      s.close(() => ok(port));
-    });
-  });
 
 /** A Chrome DevTools Protocol session on a WebSocket URL. */
 async function cdp(url) {

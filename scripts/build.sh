@@ -28,6 +28,7 @@ cat target/types.d.ts >> pkg/agent_memory.d.ts
 cp js/index.js js/node.js js/guard.js js/workerd.js js/deno.js js/index.d.ts js/package.json README.md LICENSE-MIT LICENSE-APACHE CHANGELOG.md pkg/
 mkdir -p pkg/adapters && cp js/adapters/* pkg/adapters/
 mkdir -p pkg/integrations && cp js/integrations/* pkg/integrations/
+mkdir -p pkg/sync && cp js/sync/* pkg/sync/
 # `[Symbol.dispose]` needs TypeScript's esnext lib: declared, it breaks every
 # project on es2022 (a strict app with DOM types and no @types/node). The
 # method stays at run time, where `using` finds it.

@@ -4,46 +4,14 @@
 // server; and tests/workerd for the adapter's conformance and the packs.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { get_encoding } from "tiktoken";
 import { installExample, root } from "../../scripts/example.mjs";
 import { startLlmServer } from "../../scripts/llm-server.mjs";
-
-const freePort = () =>
-  new Promise((ok) => {
-    const s = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = s.address();
-      s.close(() => ok(port));
-    });
-  });
-
-/** Starts `wrangler dev` in `cwd`; resolves once it serves, to { url, stop }. */
-async function startWorker(cwd, persistTo, vars = {}) {
-  const port = await freePort();
-  const args = ["dev", "--ip", "127.0.0.1", "--port", String(port), "--persist-to", persistTo, "--log-level", "warn"];
-  for (const [k, v] of Object.entries(vars)) args.push("--var", `${k}:${v}`);
-  const child = spawn(join(root, "node_modules/.bin/wrangler"), args,
-    { cwd, env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" }, detached: true, stdio: "ignore" });
-  const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 300; i++) {
-    try {
-      await fetch(`${url}/`);
-      break;
-    } catch {
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  }
-  const stop = () =>
-    new Promise((ok) => {
-      child.once("exit", ok);
-      process.kill(-child.pid, "SIGTERM");
-    });
-  return { url, stop };
-}
+import { startWorker } from "../../scripts/wrangler.mjs";
 
 const call = async (url, path, body) => {
   const res = await fetch(`${url}${path}`, body ? { method: "POST", body: JSON.stringify(body) } : {});

@@ -2,6 +2,16 @@
 // declarations must compile here.
 import init, { Memory, loadTokenizer, TokenBudget, SearchIndex, estimateTokens, type Hit } from "../../pkg/index.js";
 import { mapAdapter } from "../../pkg/adapters/map.js";
+import { httpTransport } from "../../pkg/sync/http.js";
+import { syncRelayRoute } from "../../pkg/sync/durable-object.js";
+
+/** A device syncing through the relay; the Worker's route in front of it. */
+export async function syncOnce(memory: Memory, token: () => Promise<string>): Promise<number> {
+  const report = await memory.sync(httpTransport("https://chat.example.com/sync", { headers: async () => ({ authorization: `Bearer ${await token()}` }) }));
+  const route = syncRelayRoute<{ SECRET: string }>({ binding: "SYNC_RELAY", authorize: (request, env) => (request.headers.get("x-user") === env.SECRET ? "u" : null) });
+  const res: Response = await route(new Request("https://chat.example.com/sync"), { SECRET: "s" });
+  return report.received + res.status;
+}
 
 export async function turn(): Promise<Hit[]> {
   await init();

@@ -1,5 +1,7 @@
 // Each line below must be a type error (checked by tsc through @ts-expect-error).
 import { Memory, Tokenizer } from "../../pkg/index.js";
+import { httpTransport } from "../../pkg/sync/http.js";
+import { syncRelayRoute } from "../../pkg/sync/durable-object.js";
 
 export async function misuse(memory: Memory, tok: Tokenizer): Promise<void> {
   // @ts-expect-error a query is a string
@@ -12,4 +14,8 @@ export async function misuse(memory: Memory, tok: Tokenizer): Promise<void> {
   tok.count(5);
   // @ts-expect-error a misspelt option
   await Memory.open({ namespace: "u", sessionId: "s", storageTimeoutMS: 5 });
+  // @ts-expect-error a misspelt option
+  httpTransport("/sync", { header: {} });
+  // @ts-expect-error authorize is required
+  syncRelayRoute({ binding: "SYNC_RELAY" });
 }

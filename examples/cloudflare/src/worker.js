@@ -7,12 +7,19 @@
 //                           → the messages to send to the model, within budget
 //   GET  /:user/search?q=…  → long-term memories and past turns that match
 //   POST /:user/endSession  → consolidates the session into long-term memory
+//   POST /sync              a sync frame → the answer frame: the relay through
+//                           which a user's devices sync their memories
+//                           (`authorization: Bearer <user>.<token>`)
 //
 // The package needs no init in Workers; the tokenizer pack is a Data module.
 import { DurableObject } from "cloudflare:workers";
 import { loadTokenizer, Memory } from "agent-memory";
 import { durableObjectAdapter } from "agent-memory/adapters/durable-object";
+import { SyncRelayObject, syncRelayRoute } from "agent-memory/sync/durable-object";
 import o200k from "agent-memory/packs/o200k.amtk";
+
+// The relay's Durable Object class, bound as SYNC_RELAY in wrangler.toml.
+export { SyncRelayObject };
 
 // One exact tokenizer per isolate, shared by its Durable Objects.
 let tokenizer;
@@ -58,11 +65,27 @@ export class UserMemory extends DurableObject {
   }
 }
 
+/**
+ * The user a sync request is from, or nothing (401). Here a token is the hex
+ * HMAC-SHA256 of the user id under the SYNC_SECRET secret, as the app's
+ * sign-in would issue it; put your own session check in its place.
+ */
+async function authorize(request, env) {
+  const [, user, token] = /^Bearer ([^.\s]+)\.([0-9a-f]{64})$/.exec(request.headers.get("authorization") ?? "") ?? [];
+  if (!user || !env.SYNC_SECRET) return null;
+  const key = await crypto.subtle.importKey("raw", new TextEncoder().encode(env.SYNC_SECRET), { name: "HMAC", hash: "SHA-256" }, false, ["verify"]);
+  const mac = new Uint8Array(token.match(/../g).map((h) => parseInt(h, 16)));
+  return (await crypto.subtle.verify("HMAC", key, mac, new TextEncoder().encode(user))) ? user : null;
+}
+
+const sync = syncRelayRoute({ binding: "SYNC_RELAY", authorize });
+
 export default {
   async fetch(request, env) {
     const user = new URL(request.url).pathname.split("/")[1];
     if (!user) return Response.json({ error: "no user id" }, { status: 400 });
     try {
+      if (user === "sync") return await sync(request, env);
       return await env.USERS.get(env.USERS.idFromName(user)).fetch(request);
     } catch (err) {
       // Library errors carry a stable code (INVALID_INPUT, LLM, STORAGE, ...).
