@@ -48,6 +48,14 @@ pub trait Patterns {
     fn find(&self, text: &str) -> Vec<(usize, usize, String)>;
 }
 
+/// Whether `name` may name a host's pattern: 1 to 32 of `A-Z 0-9 _`, so its
+/// placeholder `[NAME]` reads like the built-in ones and holds nothing a
+/// model could take for content.
+pub fn is_pattern_name(name: &str) -> bool {
+    (1..=32).contains(&name.len())
+        && name.bytes().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == b'_')
+}
+
 /// Where redacted text came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Place {
@@ -457,6 +465,16 @@ mod tests {
 
     fn r(text: &str) -> String {
         Redactor::new(RedactOptions::default(), None).redact(text, Place::Message)
+    }
+
+    #[test]
+    fn a_pattern_is_named_like_the_built_in_placeholders() {
+        for ok in ["EMPLOYEE_ID", "X", "A1_B2", &"N".repeat(32)] {
+            assert!(is_pattern_name(ok), "{ok}");
+        }
+        for bad in ["", "employee", "Employee_Id", "A-B", "A B", "[X]", "ÄB", &"N".repeat(33)] {
+            assert!(!is_pattern_name(bad), "{bad}");
+        }
     }
 
     #[test]

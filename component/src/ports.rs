@@ -181,10 +181,7 @@ impl Llm for HostLlm {
                     output_tokens: u.completion_tokens as u64,
                 }),
             })
-            .map_err(|f| LlmFailure {
-                retry_after_ms: f.retry_after_ms.map(|ms| ms.min(openai::MAX_RETRY_AFTER_MS)),
-                ..openai::thrown(f.status, &f.message)
-            });
+            .map_err(|f| openai::thrown(f.status, f.retry_after_ms, &f.message));
         Box::pin(ready(answer))
     }
 }

@@ -52,10 +52,15 @@ pub fn retry_after_ms(header: &str) -> Option<u32> {
 
 /// A failure the host's model hook threw: a `status` on it is classified as
 /// an HTTP answer's would be; without one (a network error, a host bug) it
-/// is retried, since most are transient.
-pub fn thrown(status: Option<u16>, description: &str) -> LlmFailure {
+/// is retried, since most are transient. A wait the host passes on is
+/// capped as a `Retry-After` header's is.
+pub fn thrown(status: Option<u16>, retry_after_ms: Option<u32>, description: &str) -> LlmFailure {
     let error = Error::new(ErrorCode::Llm, format!("the LLM hook failed: {description}"));
-    LlmFailure { error, retryable: status.is_none_or(retryable_status), retry_after_ms: None }
+    LlmFailure {
+        error,
+        retryable: status.is_none_or(retryable_status),
+        retry_after_ms: retry_after_ms.map(|ms| ms.min(MAX_RETRY_AFTER_MS)),
+    }
 }
 
 /// The request never got an answer (the network, CORS, an abort): retried.
@@ -216,15 +221,17 @@ mod tests {
     fn a_408_is_retried_whether_an_endpoint_answers_it_or_a_hook_throws_it() {
         for status in [408, 429, 500, 503] {
             assert!(failure(status).retryable, "HTTP {status}");
-            assert!(thrown(Some(status), "x").retryable, "thrown {status}");
+            assert!(thrown(Some(status), None, "x").retryable, "thrown {status}");
         }
         for status in [400, 401, 404, 422] {
             assert!(!failure(status).retryable, "HTTP {status}");
-            assert!(!thrown(Some(status), "x").retryable, "thrown {status}");
+            assert!(!thrown(Some(status), None, "x").retryable, "thrown {status}");
         }
-        assert!(thrown(None, "network down").retryable);
+        assert!(thrown(None, None, "network down").retryable);
         assert!(unreachable("reset").retryable);
-        assert_eq!(thrown(Some(408), "timed out").error.message, "the LLM hook failed: timed out");
+        assert_eq!(thrown(Some(408), None, "timed out").error.message, "the LLM hook failed: timed out");
+        assert_eq!(thrown(Some(429), Some(5_000), "busy").retry_after_ms, Some(5_000));
+        assert_eq!(thrown(Some(503), Some(600_000), "down").retry_after_ms, Some(MAX_RETRY_AFTER_MS));
     }
 
     #[test]

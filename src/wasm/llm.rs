@@ -181,7 +181,7 @@ pub(super) async fn post_json(
 
 /// A thrown value, classified by the core on its `status`.
 fn thrown(e: JsValue) -> LlmFailure {
-    openai::thrown(status_of(&e), &describe(&e))
+    openai::thrown(status_of(&e), None, &describe(&e))
 }
 
 impl JsLlm {

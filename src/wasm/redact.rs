@@ -80,8 +80,7 @@ pub fn parse_redact(value: JsValue) -> Result<(RedactOptions, Option<Rc<dyn Patt
         let name = take_field(&copy, "name")?.as_string().unwrap_or_default();
         let pattern = take_field(&copy, "pattern")?;
         super::check_fields(&copy, "redact pattern", &[], &[])?;
-        let named = (1..=32).contains(&name.len())
-            && name.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_');
+        let named = crate::redact::is_pattern_name(&name);
         let Some(re) = pattern.dyn_ref::<RegExp>().filter(|_| named) else {
             return Err(Error::invalid(rule).into());
         };
