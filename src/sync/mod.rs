@@ -26,7 +26,25 @@
 //! An item id: the first 8 bytes are a big-endian hybrid logical clock
 //! whose top 48 bits are milliseconds (the reconciliation's timestamp),
 //! then the writer (8 bytes), the content hash (8), the item's kind (1),
-//! and zeros.
+//! and zeros. The kind is a family (its low 6 bits: 1, long-term memory)
+//! and two flags a relay acts on without reading any item:
+//!
+//! - [`ERASED`]: what is left of an item once its content was deleted (a
+//!   forgotten memory's write, a judged mark run out), with the clock,
+//!   writer and hash of the original. Its id differs, so the erasure
+//!   travels like any item; a replica holding it lists it alone, drops the
+//!   original (on arrival, and from its store), and never takes the
+//!   original again.
+//! - [`PURGE`]: the family purged: every item of it stamped before the
+//!   purge is dropped, held or arriving.
+//!
+//! Tombstones (erased items, forgets) are kept for good. A horizon that
+//! dropped them once every device known to the relay acknowledged them
+//! (or after a fixed time) would need each device's acknowledgment kept
+//! by the relay, and a device back from beyond the horizon to start over
+//! from a checkpoint (a purge-like item, stamped at the horizon, carrying
+//! the state as of then) rather than send back what it still holds; until
+//! then an erased write costs its links (about 150 bytes), never its text.
 
 pub mod frame;
 mod reconcile;
@@ -47,6 +65,12 @@ pub type ItemId = [u8; ID_LEN];
 
 /// The kind byte of a long-term operation's id.
 pub const KIND_LONG_TERM: u8 = 1;
+/// The family bits of a kind byte.
+pub const FAMILY: u8 = 0x3f;
+/// The flag of an erased item (its original: the same id without it).
+pub const ERASED: u8 = 0x80;
+/// The flag of a purge (the family's items stamped before it are gone).
+pub const PURGE: u8 = 0x40;
 
 /// An item as it travels: its id and its bytes (a stored operation, plain
 /// or sealed).
@@ -74,6 +98,14 @@ pub fn id_parts(id: &ItemId) -> Option<(u64, u64, u64, u8)> {
     }
     let word = |at: usize| u64::from_be_bytes(id[at..at + 8].try_into().expect("8 bytes"));
     Some((word(0), word(8), word(16), id[24]))
+}
+
+/// The id of the original an erased item stands for, and of the erased
+/// twin of an original: the same id with [`ERASED`] flipped.
+pub fn twin(id: &ItemId) -> ItemId {
+    let mut t = *id;
+    t[24] ^= ERASED;
+    t
 }
 
 /// The reconciliation's timestamp of an item: the milliseconds of its clock.

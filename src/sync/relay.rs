@@ -10,6 +10,12 @@
 //! it, so an exchange costs one read of the mark, not a listing of every
 //! item; a relay beside others on one store lists again once one of them
 //! wrote.
+//!
+//! Deletion reaches a relay through the ids alone ([`crate::sync`]'s
+//! flags): an item flagged erased replaces its original (deleted, and
+//! refused from then on), and a purge deletes, and refuses, every item of
+//! its family stamped before it. Deleted first, then written: a relay cut
+//! off between has lost nothing a device cannot send again.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -19,7 +25,9 @@ use crate::error::Result;
 use crate::ports::LocalBoxFuture;
 use crate::store::layout::{SYNC_ITEM_PREFIX, SYNC_MARK_KEY};
 use crate::store::Store;
-use crate::sync::{answer, id_parts, sync, ItemId, Record, Replica, SyncReport, Transport};
+use crate::sync::{
+    answer, id_parts, sync, twin, ItemId, Record, Replica, SyncReport, Transport, ERASED, FAMILY, PURGE,
+};
 
 pub struct Relay {
     store: Rc<dyn Store>,
@@ -80,11 +88,52 @@ impl Replica for Relay {
 
     /// Keeps every record whose id is well formed (the bytes are not
     /// read: a relay cannot tell a damaged one; the device that receives
-    /// it does).
+    /// it does), unless it is deleted already: an original whose erased
+    /// twin is held or coming, an item older than its family's purge.
+    /// Deletes what the erased and purges among them delete.
     fn write(&self, records: Vec<Record>) -> LocalBoxFuture<'_, Result<u32>> {
         Box::pin(async move {
             let (good, bad): (Vec<Record>, Vec<Record>) =
                 records.into_iter().partition(|r| id_parts(&r.id).is_some());
+            if good.is_empty() {
+                return Ok(bad.len() as u32);
+            }
+            let mut held = self.ids().await?;
+            crate::order::sort(&mut held);
+            let mut erased: Vec<ItemId> =
+                good.iter().filter(|r| r.id[24] & ERASED != 0).map(|r| twin(&r.id)).collect();
+            crate::order::sort(&mut erased);
+            // The newest purge of each family, held or coming: (family, clock).
+            let purges: Vec<(u8, u64)> = held
+                .iter()
+                .chain(good.iter().map(|r| &r.id))
+                .filter_map(id_parts)
+                .filter(|(_, _, _, kind)| kind & PURGE != 0)
+                .map(|(clock, _, _, kind)| (kind & FAMILY, clock))
+                .collect();
+            let purged = |id: &ItemId| {
+                id_parts(id)
+                    .is_some_and(|(c, _, _, k)| purges.iter().any(|(f, p)| *f == k & FAMILY && c < *p))
+            };
+            let gone: Vec<ItemId> =
+                held.iter().filter(|id| purged(id) || erased.binary_search(id).is_ok()).copied().collect();
+            let good: Vec<Record> = good
+                .into_iter()
+                .filter(|r| {
+                    let original = r.id[24] & ERASED == 0;
+                    !purged(&r.id)
+                        && held.binary_search(&r.id).is_err()
+                        && !(original
+                            && (held.binary_search(&twin(&r.id)).is_ok()
+                                || erased.binary_search(&r.id).is_ok()))
+                })
+                .collect();
+            if !gone.is_empty() {
+                self.store.delete_many(gone.iter().map(key_of).collect()).await?;
+                if let Some((_, ids)) = &mut *self.ids.borrow_mut() {
+                    ids.retain(|id| gone.binary_search(id).is_err());
+                }
+            }
             if good.is_empty() {
                 return Ok(bad.len() as u32);
             }

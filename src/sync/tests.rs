@@ -15,7 +15,7 @@ use crate::entry::{MemoryEntry, Scope};
 use crate::error::ErrorCode;
 use crate::longterm::records::new_memory;
 use crate::memory::{Memory, MemoryOptions, Ports};
-use crate::ports::clock::ManualClock;
+use crate::ports::clock::{Clock, ManualClock};
 use crate::ports::lock::LocalLocks;
 use crate::ports::{Cipher, Spawn};
 use crate::store::{MemoryStore, Store};
@@ -335,16 +335,18 @@ fn two_devices_through_a_relay_hold_the_same_memories_and_a_forget_propagates() 
     // The forget travels; the receiver erases the text from its store.
     assert!(w.run(b.memory.forget(&dog_id)).unwrap());
     let report = w.run(b.memory.sync(&ToRelay(&relay))).unwrap();
-    assert_eq!(report.sent, 1, "the forget; an erased write keeps its id and does not move");
+    assert_eq!(report.sent, 2, "the forget, and the erased write (its id flagged)");
+    assert!(!raw(&mut w, &relay_store).contains("Rex"), "the relay dropped the original");
     let report = w.run(a.memory.sync(&ToRelay(&relay))).unwrap();
-    assert_eq!(report.received, 1);
+    // a offers its original (it cannot know yet): the relay refuses it.
+    assert_eq!(report.received, 2);
     assert_eq!(view(&mut w, &a), view(&mut w, &b));
     assert!(!contents(&view(&mut w, &a).0).contains(&"Has a dog named Rex".to_string()));
-    for store in [&a.store, &b.store] {
-        assert!(!raw(&mut w, store).contains("Rex"), "a device's raw store still holds a forgotten text");
+    for store in [&a.store, &b.store, &relay_store] {
+        assert!(!raw(&mut w, store).contains("Rex"), "a raw store still holds a forgotten text");
     }
     let stats = w.run(a.memory.stats()).unwrap().sync.unwrap();
-    assert_eq!((stats.syncs, stats.received, stats.last_error.clone()), (3, 2, None));
+    assert_eq!((stats.syncs, stats.received, stats.last_error.clone()), (3, 3, None));
     // A device that joins late gets everything, the forget included.
     let c = w.device(None);
     w.run(c.memory.sync(&ToRelay(&relay))).unwrap();
@@ -409,28 +411,40 @@ fn with_encryption_the_relay_holds_ciphertext_only_and_a_moved_or_altered_item_i
 #[test]
 fn replicas_under_random_partial_syncs_converge_and_nothing_forgotten_comes_back() {
     // What the seeds did, so the test is known to exercise each.
-    let (mut forgets, mut cut, mut whole) = (0, 0, 0);
+    let (mut forgets, mut purges, mut cut, mut whole) = (0, 0, 0, 0);
     for seed in 1..=8u64 {
         let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
         let mut w = World::new();
         let n = 2 + rng.below(3) as usize;
         let devices: Vec<Device> = (0..n).map(|_| w.device(None)).collect();
+        let relay_store = Rc::new(MemoryStore::new());
+        let relay = Relay::new(relay_store.clone());
         let mut said = 0;
         let mut forgotten: Vec<String> = Vec::new();
+        let mut texts: Vec<String> = Vec::new();
         for _ in 0..40 {
             let d = &devices[rng.below(n as u64) as usize];
             let held = contents(&view(&mut w, d).0);
             let ids: Vec<MemoryEntry> = view(&mut w, d).0.into_iter().filter(|e| e.is_valid()).collect();
-            match rng.below(6) {
+            match rng.below(7) {
                 0 | 1 => {
                     said += 1;
-                    w.run(d.memory.remember(fact(&format!("Fact {said} zq{said}x about {seed}")))).unwrap();
+                    texts.push(format!("Fact {said} zq{said}x about {seed}"));
+                    w.run(d.memory.remember(fact(&texts[texts.len() - 1]))).unwrap();
                 }
                 2 if !ids.is_empty() => {
                     said += 1;
                     let old = &ids[rng.below(ids.len() as u64) as usize];
-                    let new = fact(&format!("Revised {said} zq{said}x"));
+                    texts.push(format!("Revised {said} zq{said}x"));
+                    let new = fact(&texts[texts.len() - 1]);
                     w.run(d.memory.supersede(new, std::slice::from_ref(&old.id))).unwrap();
+                }
+                // Rarely: a purge takes everything said before it, on
+                // every device, whenever they hear of it.
+                5 if rng.below(4) == 0 => {
+                    w.run(d.memory.purge()).unwrap();
+                    forgotten.append(&mut texts);
+                    purges += 1;
                 }
                 3 if !ids.is_empty() => {
                     let undoable: Vec<&MemoryEntry> =
@@ -447,20 +461,32 @@ fn replicas_under_random_partial_syncs_converge_and_nothing_forgotten_comes_back
                     forgets += 1;
                 }
                 _ => {
-                    // A partial sync between two, maybe cut off midway.
+                    // A partial sync between two, or with the relay, maybe
+                    // cut off midway.
                     let peer = &devices[rng.below(n as u64) as usize];
                     let left = if rng.below(3) == 0 { rng.below(2) as u32 } else { u32::MAX };
-                    match w.run(d.memory.sync(&ToMemory(&peer.memory, Cell::new(left)))) {
+                    let out = if rng.below(2) == 0 {
+                        w.run(d.memory.sync(&ToMemory(&peer.memory, Cell::new(left))))
+                    } else {
+                        w.run(d.memory.sync(&Direct { peer: &relay, left: Cell::new(left) }))
+                    };
+                    match out {
                         Ok(_) => whole += 1,
                         Err(_) => cut += 1,
                     }
                 }
             }
         }
-        // A full round: each with the first, then each again.
+        // A full round: each with the first, then each again; then each
+        // with the relay, twice.
         for _ in 0..2 {
             for d in &devices[1..] {
                 w.run(d.memory.sync(&ToMemory(&devices[0].memory, Cell::new(u32::MAX)))).unwrap();
+            }
+        }
+        for _ in 0..2 {
+            for d in &devices {
+                w.run(d.memory.sync(&ToRelay(&relay))).unwrap();
             }
         }
         let first = view(&mut w, &devices[0]);
@@ -468,15 +494,134 @@ fn replicas_under_random_partial_syncs_converge_and_nothing_forgotten_comes_back
             assert_eq!(view(&mut w, d), first, "seed {seed}: views differ");
         }
         let all: Vec<String> = first.0.iter().map(|e| e.content.clone()).collect();
+        let stores: Vec<String> =
+            devices.iter().map(|d| &d.store).chain([&relay_store]).map(|s| raw(&mut w, s)).collect();
         for text in &forgotten {
             assert!(!all.contains(text), "seed {seed}: {text:?} came back");
-            for d in &devices {
+            for (at, store) in stores.iter().enumerate() {
                 assert!(
-                    !raw(&mut w, &d.store).contains(text.as_str()),
-                    "seed {seed}: {text:?} in a raw store"
+                    !store.contains(text.as_str()),
+                    "seed {seed}: {text:?} in raw store {at} (the last: the relay's)"
                 );
             }
         }
+        // Every replica holds the same items, and a second round moves none.
+        for d in &devices {
+            let again = w.run(d.memory.sync(&ToRelay(&relay))).unwrap();
+            assert_eq!((again.sent, again.received, again.rejected), (0, 0, 0), "seed {seed}");
+        }
     }
-    assert!(forgets > 3 && cut > 3 && whole > 3, "forgets {forgets}, cut syncs {cut}, whole ones {whole}");
+    assert!(
+        forgets > 3 && purges > 0 && cut > 3 && whole > 3,
+        "forgets {forgets}, purges {purges}, cut syncs {cut}, whole ones {whole}"
+    );
+}
+
+#[test]
+fn a_purge_travels_and_what_was_written_after_it_stays() {
+    let mut w = World::new();
+    let (a, b) = (w.device(None), w.device(None));
+    let plain_store = Rc::new(MemoryStore::new());
+    let relay = Relay::new(plain_store.clone());
+    w.run(a.memory.remember(fact("Owns a red bicycle"))).unwrap();
+    w.run(b.memory.remember(fact("Studies marine biology"))).unwrap();
+    for d in [&a, &b] {
+        w.run(d.memory.sync(&ToRelay(&relay))).unwrap();
+    }
+    // B goes offline with both memories; A purges, and B writes later.
+    w.run(b.memory.remember(fact("Keeps two cats"))).unwrap();
+    w.run(a.memory.purge()).unwrap();
+    w.run(b.memory.remember(fact("Runs on Sundays"))).unwrap();
+    w.run(a.memory.sync(&ToRelay(&relay))).unwrap();
+    for gone in ["bicycle", "marine"] {
+        assert!(!raw(&mut w, &plain_store).contains(gone), "the relay still holds {gone:?}");
+    }
+    for d in [&b, &a, &b] {
+        w.run(d.memory.sync(&ToRelay(&relay))).unwrap();
+    }
+    let (va, vb) = (view(&mut w, &a), view(&mut w, &b));
+    assert_eq!(va, vb);
+    assert_eq!(contents(&va.0), ["Runs on Sundays"], "what b wrote before the purge went with it");
+    for store in [&a.store, &b.store, &plain_store] {
+        let held = raw(&mut w, store);
+        for gone in ["bicycle", "marine", "cats"] {
+            assert!(!held.contains(gone), "a raw store still holds {gone:?}");
+        }
+    }
+    // A late device gets the purge and what came after, nothing before.
+    let c = w.device(None);
+    w.run(c.memory.sync(&ToRelay(&relay))).unwrap();
+    assert_eq!(view(&mut w, &c), va);
+}
+
+#[test]
+fn judged_marks_run_out_once_and_are_not_sent_again() {
+    let mut w = World::new();
+    let (a, b) = (w.device(None), w.device(None));
+    let relay = Relay::new(Rc::new(MemoryStore::new()));
+    let mut doc = w.run(a.memory.export()).unwrap();
+    let now = w.clock.now_ms();
+    doc.processed.insert("judged-1".into(), now + 3_000);
+    doc.processed.insert("judged-2".into(), now + 3_000_000);
+    w.run(a.memory.import(doc)).unwrap();
+    w.run(a.memory.sync(&ToRelay(&relay))).unwrap();
+    // judged-1 runs out: a lists it erased, the relay drops the original.
+    w.clock.advance(10_000);
+    let first = w.run(a.memory.sync(&ToRelay(&relay))).unwrap();
+    assert_eq!(first.sent, 1, "the erased mark");
+    for _ in 0..2 {
+        w.run(b.memory.sync(&ToRelay(&relay))).unwrap();
+    }
+    assert_eq!(view(&mut w, &a), view(&mut w, &b));
+    for d in [&a, &b] {
+        let again = w.run(d.memory.sync(&ToRelay(&relay))).unwrap();
+        assert_eq!((again.sent, again.received), (0, 0), "an expired mark moved again");
+    }
+    // Two devices that hold an expired mark as sent originally meet: the
+    // first sync moves the erasure, the second nothing.
+    let c = w.device(None);
+    let mut doc = w.run(c.memory.export()).unwrap();
+    doc.processed.insert("judged-3".into(), w.clock.now_ms() + 3_000);
+    w.run(c.memory.import(doc)).unwrap();
+    let d = w.device(None);
+    w.run(d.memory.sync(&ToMemory(&c.memory, Cell::new(u32::MAX)))).unwrap();
+    w.clock.advance(10_000);
+    w.run(d.memory.sync(&ToMemory(&c.memory, Cell::new(u32::MAX)))).unwrap();
+    let again = w.run(d.memory.sync(&ToMemory(&c.memory, Cell::new(u32::MAX)))).unwrap();
+    assert_eq!((again.sent, again.received), (0, 0));
+}
+
+#[test]
+fn a_relay_keeps_an_erasure_and_refuses_the_original_it_replaced() {
+    let store = Rc::new(MemoryStore::new());
+    let relay = Relay::new(store.clone());
+    let original = item_id(5 << 16, 9, 77, KIND_LONG_TERM);
+    let erased = twin(&original);
+    let older = item_id(3 << 16, 8, 1, KIND_LONG_TERM);
+    let other = item_id(3 << 16, 8, 2, 2);
+    let record = |id: ItemId| Record { id, bytes: b"x".to_vec() };
+    run(relay.write(vec![record(original), record(older), record(other)])).unwrap();
+    run(relay.write(vec![record(erased)])).unwrap();
+    let mut held = run(relay.ids()).unwrap();
+    held.sort();
+    assert_eq!(held, {
+        let mut v = vec![erased, older, other];
+        v.sort();
+        v
+    });
+    // The original again (a device that still holds it): refused, silently.
+    assert_eq!(run(relay.write(vec![record(original)])).unwrap(), 0);
+    assert!(!run(relay.ids()).unwrap().contains(&original));
+    // A purge of the family takes what is older of that family only.
+    let purge = item_id(4 << 16, 8, 3, KIND_LONG_TERM | PURGE);
+    run(relay.write(vec![record(purge), record(item_id(1 << 16, 1, 1, KIND_LONG_TERM))])).unwrap();
+    let mut held = run(relay.ids()).unwrap();
+    held.sort();
+    let mut want = vec![erased, other, purge];
+    want.sort();
+    assert_eq!(held, want);
+    // Another relay on the same store reads the same.
+    let mut fresh = run(Relay::new(store).ids()).unwrap();
+    fresh.sort();
+    assert_eq!(fresh, want);
 }

@@ -9,6 +9,8 @@ import { mapAdapter } from "./map-adapter.mjs";
 const open = (store, extra = {}) => am.Memory.open({ namespace: "sync-user", sessionId: "s", store, ...extra });
 const texts = async (m) => (await m.memories()).map((e) => e.content).sort();
 const raw = (store) => [...store.map.values()].map((v) => (typeof v === "string" ? v : JSON.stringify(v))).join("\n");
+// A relay keeps items as base64: its raw store read decoded too.
+const decoded = (store) => raw(store) + [...store.map.values()].map((v) => Buffer.from(String(v), "base64").toString()).join("\n");
 
 test("two memories syncing through a relay hold the same memories, and a forget propagates", async () => {
   const [storeA, storeB, relayStore] = [mapAdapter(), mapAdapter(), mapAdapter()];
@@ -30,13 +32,19 @@ test("two memories syncing through a relay hold the same memories, and a forget 
   assert.equal(await b.forget(dog.entry.id), true);
   await b.sync(transport);
   const report = await a.sync(transport);
-  assert.equal(report.received, 1);
+  assert.equal(report.received, 2, "the forget and the erased write");
   assert.deepEqual(await texts(a), ["Lives in Lisbon", "Works as a nurse"]);
   await a.idle();
   assert.ok(!raw(storeA).includes("Rex") && !raw(storeB).includes("Rex"), "a forgotten text stays in a device's store");
+  assert.ok(!decoded(relayStore).includes("Rex"), "a forgotten text stays in the relay's store");
   const stats = (await a.stats()).sync;
   assert.equal(stats.syncs, 3);
   assert.equal(stats.lastError, undefined);
+  // A purge travels: both empty, the relay's store without the texts.
+  await a.purge();
+  for (const m of [a, b, a]) await m.sync(transport);
+  assert.deepEqual([await texts(a), await texts(b)], [[], []]);
+  assert.ok(!/Lisbon|nurse/.test(decoded(relayStore)), "a purged text stays in the relay's store");
   for (const m of [a, b]) m.free();
   relay.free();
 });

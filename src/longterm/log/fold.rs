@@ -19,6 +19,8 @@
 //!   them) without changing the view, and a replayed copy of one brings
 //!   nothing back. A supersession of it replaces nothing. Only a write
 //!   made after the forget (an import of it, by id) brings it back.
+//! - **A purge** makes every operation stamped before it count as never
+//!   written (a replica drops them from its store as it receives it).
 //! - **An import** sets a memory as the document has it (in force or in
 //!   history); a later import of the same id sets it again.
 //!
@@ -50,6 +52,9 @@ pub struct View {
     forgotten: HashMap<String, i64>,
     /// Judged messages with the time their mark lasts until.
     processed: HashMap<String, i64>,
+    /// The clock of the last purge: operations stamped before it count
+    /// for nothing.
+    purged: u64,
     /// The memory in force saying each text (scope and normalized text).
     saying: HashMap<u64, String>,
     /// Each memory's links (forgotten ones too, by id alone, so a lineage
@@ -105,7 +110,10 @@ impl View {
 
     /// The view of `ops`, given in id order without duplicates.
     fn of_sorted<'a>(ops: impl Iterator<Item = &'a Op> + Clone) -> View {
-        let mut view = View::default();
+        let purges = ops.clone().filter(|op| matches!(op.action, Action::Purge));
+        let purged = purges.map(|op| op.stamp.clock).max().unwrap_or(0);
+        let mut view = View { purged, ..View::default() };
+        let ops = ops.filter(move |op| op.stamp.clock >= purged);
         // What is forgotten is known first: nothing writing it counts.
         for op in ops.clone() {
             if let Action::Forget { ids } = &op.action {
@@ -118,6 +126,12 @@ impl View {
             view.apply(op);
         }
         view
+    }
+
+    /// The clock of the last purge (0 if none): what is stamped before it
+    /// counts for nothing.
+    pub fn purged(&self) -> u64 {
+        self.purged
     }
 
     /// Whether `op` writes the text of a memory forgotten since: its text
@@ -166,6 +180,9 @@ impl View {
                     *at = (*at).max(*until);
                 }
             }
+            // Applied after what it purges, it makes the view again
+            // ([`Log::insert_named`]).
+            Action::Purge => self.purged = self.purged.max(op.stamp.clock),
         }
     }
 
@@ -501,7 +518,7 @@ impl Log {
                 }
                 refold = true;
             }
-            refold |= matches!(op.action, Action::Forget { .. });
+            refold |= matches!(op.action, Action::Forget { .. } | Action::Purge);
             if !refold {
                 self.view.apply(&op);
             }
@@ -544,6 +561,23 @@ impl Log {
             }
         }
         erased
+    }
+
+    /// Holds the erased twins `twins` (each of an operation held) in place
+    /// of their originals, and makes the view again; gives their ids,
+    /// sorted.
+    pub fn take_erased(&mut self, twins: Vec<(OpId, Op)>) -> Vec<OpId> {
+        let mut ids = Vec::with_capacity(twins.len());
+        for (id, twin) in twins {
+            if let Ok(at) = self.find(&id) {
+                self.ops[at].1 = twin;
+                ids.push(id);
+            }
+        }
+        crate::order::sort(&mut ids);
+        self.view = View::of_sorted(self.ops.iter().map(|(_, op)| op));
+        self.refolded = true;
+        ids
     }
 
     pub fn get(&self, id: &OpId) -> Option<&Op> {

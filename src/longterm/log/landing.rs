@@ -31,7 +31,9 @@
 //!   links without its text, under its id), so the text leaves the raw
 //!   store; the forget itself holds ids only.
 //! - **Purge** deletes every record and moves `lt/meta/epoch`: an instance
-//!   that sees the epoch move reads the namespace anew.
+//!   that sees the epoch move reads the namespace anew. What stays (the
+//!   purge operation, and what a sync brought that was stamped after it) is
+//!   then written as one write.
 //! - **An earlier release's records** are read once, written as import
 //!   operations, then deleted ([`super::legacy`]).
 
@@ -43,7 +45,7 @@ use crate::error::{Error, Result};
 use crate::longterm::lines;
 use crate::longterm::log::fold::Log;
 use crate::longterm::log::legacy;
-use crate::longterm::log::op::{Action, Clock, Op, OpId};
+use crate::longterm::log::op::{Clock, Op, OpId};
 use crate::store::layout::{
     chunk_key, head_key, index_key, log_key, log_writer_prefix, EPOCH_KEY, HEAD_PREFIX, INDEX_PREFIX,
     LOG_PREFIX, LONG_TERM_PREFIX, MARK_KEY,
@@ -211,9 +213,10 @@ fn parse_log_key(key: &str) -> Option<(u64, u64)> {
 
 /// The line of JSON that stores `op`, named `id`.
 pub fn line_of(id: &OpId, op: &Op) -> String {
-    match op.action {
-        Action::Erased { .. } => op.erased_json(id),
-        _ => op.json(),
+    if op.is_erased() {
+        op.erased_json(id)
+    } else {
+        op.json()
     }
 }
 
@@ -487,6 +490,12 @@ impl Landing {
     pub async fn erase_forgotten(&mut self, log: &mut Log) -> Result<()> {
         // In the log's order, so sorted.
         let erased: Vec<OpId> = log.erase_forgotten();
+        self.rewrite(log, &erased).await
+    }
+
+    /// Rewrites every record holding one of `erased` (sorted) as `log`
+    /// now holds it: erased, so its text leaves the store.
+    pub async fn rewrite(&mut self, log: &Log, erased: &[OpId]) -> Result<()> {
         let mut puts = Vec::new();
         for (key, held) in
             self.held.iter_mut().filter(|(_, h)| h.ops.iter().any(|id| erased.binary_search(id).is_ok()))
@@ -554,12 +563,15 @@ impl Landing {
             gone.iter().filter_map(|key| self.held.get(key)).flat_map(|h| h.ops.iter().cloned()).collect();
         crate::order::sort(&mut ids);
         // In the log's order, so a chunk reads in stamp order; judged marks
-        // that have run out are not kept.
-        let expired = |op: &Op| matches!(op.action, Action::Processed { until, .. } if until <= now);
+        // that have run out are kept erased (their hashes gone), so that a
+        // sync peer holding them does not send them again.
         let lines: Vec<String> = log
             .ops()
-            .filter(|(id, op)| ids.binary_search(id).is_ok() && !expired(op))
-            .map(|(id, op)| line_of(id, op))
+            .filter(|(id, _)| ids.binary_search(id).is_ok())
+            .map(|(id, op)| match op.erased().filter(|_| op.is_expired(now)) {
+                Some(erased) => line_of(id, &erased),
+                None => line_of(id, op),
+            })
             .collect();
         let values = pack(&lines);
         let chunk = format!("{:016x}", crate::entry::random_u64(now));

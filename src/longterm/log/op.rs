@@ -74,6 +74,9 @@ pub enum Action {
     /// Messages judged at session end, marked until `until` (ms), so that
     /// no instance judges them again.
     Processed { hashes: Vec<String>, until: i64 },
+    /// The namespace purged: every operation stamped before it counts as
+    /// never written, on every replica it reaches (and leaves their stores).
+    Purge,
 }
 
 /// An operation: the same stamp and action are the same operation, however
@@ -136,6 +139,7 @@ impl From<Op> for Wire {
                 (w.ids, w.until) = (Some(hashes), Some(until));
                 "processed"
             }
+            Action::Purge => "purge",
         }
         .to_string();
         w
@@ -163,6 +167,7 @@ impl TryFrom<Wire> for Op {
                 hashes: w.ids.ok_or_else(&missing)?,
                 until: w.until.ok_or_else(&missing)?,
             },
+            "purge" => Action::Purge,
             other => return Err(format!("no operation {other:?}")),
         };
         Ok(Op { stamp: w.stamp, action })
@@ -215,11 +220,14 @@ impl Op {
         serde_json::to_string(self).unwrap_or_default()
     }
 
-    /// The operation without its text, if it writes a memory.
+    /// The operation without its text, if it writes a memory, or without
+    /// its hashes, if it is a judged mark (once it has run out: an erased
+    /// mark of no memory, `id` empty, which the fold passes over).
     pub fn erased(&self) -> Option<Op> {
         let (id, replaces) = match &self.action {
             Action::Create { entry } | Action::Import { entry } => (entry.id.clone(), Vec::new()),
             Action::Supersede { entry, replaces } => (entry.id.clone(), replaces.clone()),
+            Action::Processed { .. } => (String::new(), Vec::new()),
             _ => return None,
         };
         Some(Op::new(self.stamp, Action::Erased { id, replaces }))
@@ -237,6 +245,16 @@ impl Op {
     pub fn named_in(line: &str) -> Option<OpId> {
         let rest = line.strip_prefix("{\"opId\":\"")?;
         Some(OpId(rest.split('"').next()?.to_string()))
+    }
+
+    pub fn is_erased(&self) -> bool {
+        matches!(self.action, Action::Erased { .. })
+    }
+
+    /// A judged mark that has run out at `now`: it travels and is kept
+    /// erased ([`Op::erased`]), so no replica sends it again.
+    pub fn is_expired(&self, now: i64) -> bool {
+        matches!(self.action, Action::Processed { until, .. } if until <= now)
     }
 
     /// The memory the operation writes, if it writes one.

@@ -10,7 +10,8 @@
 //!   visible in `history`; `undo` brings it back. A supersession is one
 //!   operation, so it is whole or absent, never half written.
 //! - `forget`, `forget_scope` and `purge` are hard deletes: the text leaves
-//!   the store, and nothing brings it back.
+//!   the store, and nothing brings it back, on this device or, by sync, on
+//!   any other ([`replica`]).
 //! - Processed-message hashes (the idempotency of session-end
 //!   consolidation) are operations too, kept until they expire.
 //!
@@ -495,13 +496,14 @@ impl Records {
         Ok(n)
     }
 
-    /// Hard-deletes the namespace's long-term memory and processed hashes.
+    /// Hard-deletes the namespace's long-term memory and processed hashes,
+    /// leaving one operation, the purge: it syncs, so every replica drops
+    /// what was stamped before it (a relay too), and what a device wrote
+    /// after it stays.
     pub async fn purge(&mut self) -> Result<()> {
-        self.landing.purge(self.clock.now_ms()).await?;
-        self.log = Log::default();
-        self.probes.reset();
-        self.changes = Changes::All;
-        Ok(())
+        let now = self.clock.now_ms();
+        let purge = Op::new(self.stamps.next(now), Action::Purge);
+        self.start_over(vec![(purge.id(), purge)], now).await
     }
 
     /// Forgets `ids`, then takes their text out of every record.
