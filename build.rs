@@ -24,7 +24,7 @@ fn class(c: char) -> u32 {
     }
 }
 
-fn main() {
+pub fn main() {
     let mut runs: Vec<(u32, u32)> = Vec::new();
     let mut last = u32::MAX;
     for cp in 0x80u32..=0x10FFFF {

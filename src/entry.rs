@@ -543,6 +543,34 @@ pub fn countable_text<'a>(
     Cow::Owned(s)
 }
 
+/// `Scope` has a serde form of its own ("session", "user", "agent:<id>"),
+/// so its TypeScript is written here, beside it (feature `ts`).
+#[cfg(feature = "ts")]
+impl ts_rs::TS for Scope {
+    type WithoutGenerics = Self;
+    type OptionInnerType = Self;
+
+    fn docs() -> Option<String> {
+        Some(ts_rs::format_docs(&[" \"session\", \"user\", or \"agent:<id>\"."]))
+    }
+
+    fn name(_: &ts_rs::Config) -> String {
+        "Scope".into()
+    }
+
+    fn inline(_: &ts_rs::Config) -> String {
+        "\"session\" | \"user\" | `agent:${string}`".into()
+    }
+
+    fn decl(cfg: &ts_rs::Config) -> String {
+        format!("type Scope = {};", Self::inline(cfg))
+    }
+
+    fn decl_concrete(cfg: &ts_rs::Config) -> String {
+        Self::decl(cfg)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -107,6 +107,20 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
+/// For the JS binding: a JS `Error` named `AgentMemoryError` with `code` set
+/// to the stable code. Here, beside the type, as the crate that owns `Error`
+/// (hot/, lib.rs) is the one that may implement a foreign trait for it.
+#[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+impl From<Error> for wasm_bindgen::JsValue {
+    fn from(e: Error) -> Self {
+        let err = js_sys::Error::new(&e.message);
+        err.set_name("AgentMemoryError");
+        // Reflect.set on a fresh Error object cannot fail.
+        let _ = js_sys::Reflect::set(&err, &"code".into(), &e.code.as_str().into());
+        err.into()
+    }
+}
+
 pub type Result<T> = std::result::Result<T, Error>;
 
 #[cfg(test)]

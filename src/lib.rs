@@ -66,32 +66,51 @@
 //! ```
 
 mod base64;
-pub mod budget;
-pub mod dates;
 pub mod embed;
-pub mod entry;
-pub mod error;
 pub mod extract;
-pub mod fence;
-mod hash;
 pub mod llm;
 pub mod longterm;
 pub mod memory;
-mod order;
 pub mod ports;
 pub mod redact;
-pub mod retrieval;
-mod script;
 #[cfg(test)]
 mod seeded;
 mod semaphore;
 pub mod store;
 pub mod sync;
 mod text;
-pub mod tokens;
 #[cfg(all(feature = "ts", not(target_arch = "wasm32")))]
 pub mod ts;
 pub mod working;
+
+// The hot paths and what they use are the crate `agent-memory-hot` (hot/),
+// built at opt-level 2 while this crate is built for size (Cargo.toml,
+// [profile.release]); re-exported here under their own paths. Unit tests
+// compile the same files in this crate, where their tests are.
+#[cfg(not(test))]
+pub use agent_memory_hot::{budget, dates, entry, error, fence, retrieval, tokens};
+#[cfg(not(test))]
+use agent_memory_hot::{hash, order, script};
+#[cfg(test)]
+pub mod budget;
+#[cfg(test)]
+pub mod dates;
+#[cfg(test)]
+pub mod entry;
+#[cfg(test)]
+pub mod error;
+#[cfg(test)]
+pub mod fence;
+#[cfg(test)]
+mod hash;
+#[cfg(test)]
+mod order;
+#[cfg(test)]
+pub mod retrieval;
+#[cfg(test)]
+mod script;
+#[cfg(test)]
+pub mod tokens;
 
 #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
 pub mod wasm;

@@ -11,34 +11,6 @@
 
 use ts_rs::{Config, TS};
 
-use crate::entry::Scope;
-
-/// `Scope` has a serde form of its own ("session", "user", "agent:<id>").
-impl TS for Scope {
-    type WithoutGenerics = Self;
-    type OptionInnerType = Self;
-
-    fn docs() -> Option<String> {
-        Some(ts_rs::format_docs(&[" \"session\", \"user\", or \"agent:<id>\"."]))
-    }
-
-    fn name(_: &Config) -> String {
-        "Scope".into()
-    }
-
-    fn inline(_: &Config) -> String {
-        "\"session\" | \"user\" | `agent:${string}`".into()
-    }
-
-    fn decl(cfg: &Config) -> String {
-        format!("type Scope = {};", Self::inline(cfg))
-    }
-
-    fn decl_concrete(cfg: &Config) -> String {
-        Self::decl(cfg)
-    }
-}
-
 /// A type's declaration, exported. A struct becomes an interface, so the
 /// hand-written declarations can add JS-only fields to it by merging; with
 /// `all_optional` (an options type: serde fills every missing field with

@@ -103,6 +103,19 @@ fn module_of(src: &Path, file: &Path) -> Vec<String> {
     parts
 }
 
+/// The modules of `src` that hot/lib.rs compiles (its `#[path]`s), by the
+/// module path their files have under `src`.
+fn hot_modules(src: &Path) -> Vec<Vec<String>> {
+    let Ok(lib) = fs::read_to_string(root().join("hot/lib.rs")) else { return Vec::new() };
+    if src != root().join("src") {
+        return Vec::new();
+    }
+    lib.lines()
+        .filter_map(|l| l.trim().strip_prefix("#[path = \"../src/")?.strip_suffix("\"]"))
+        .map(|p| module_of(src, &src.join(p)))
+        .collect()
+}
+
 /// Reads a crate's source under `src` (`src/bin/` holds crates of their own).
 fn read_crate(src: &Path) -> Crate {
     let mut paths = Vec::new();
@@ -118,6 +131,11 @@ fn read_crate(src: &Path) -> Crate {
         }
         let refs = references(&code, &module);
         files.push(SourceFile { path: relative(path), module, test: false, refs });
+    }
+    // The files the crate hot/ compiles are declared `#[cfg(test)]` in
+    // src/lib.rs (it re-exports them from hot/ otherwise): library code.
+    for module in hot_modules(src) {
+        test_modules.remove(&module);
     }
     for f in &mut files {
         f.test = f.path.ends_with("/tests.rs")

@@ -14,7 +14,10 @@
 //! (pinned facts, the query's facts, past turns) is `block.rs`.
 
 mod block;
+#[cfg(test)]
 pub mod dedup;
+#[cfg(not(test))]
+pub use agent_memory_hot::longterm::dedup;
 mod episodes;
 mod lines;
 pub mod log;

@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use crate::entry::MemoryEntry;
 use crate::longterm::dedup::{
-    may_relate, relation_of, Change, DedupOptions, Fingerprint, Probe, Relation, Similarity,
+    may_relate, related, relation_of, Change, DedupOptions, Fingerprint, Probe, Relation, Similarity,
 };
 use crate::longterm::log::View;
 
@@ -133,16 +133,16 @@ impl Probes {
         let mut supersessions = Vec::new();
         let mut batch: Vec<(Fingerprint, &MemoryEntry)> = Vec::new();
         let mut batch_probes: Vec<Probe> = Vec::new();
+        let mut near = Vec::new();
         'entries: for entry in entries {
             let fp = Fingerprint::new(&entry.content);
             let probe = Probe::new(&fp, &entry.scope);
             // The memories the probes cannot rule out, newest first, so a
             // duplicate reports the most recent match.
             let mut candidates: Vec<&MemoryEntry> = Vec::new();
-            for (i, p) in self.probes.iter().enumerate() {
-                if may_relate(&probe, p, dedup) {
-                    candidates.extend(view.get(&self.ids[i]).filter(|old| old.scope == entry.scope));
-                }
+            related(&probe, &self.probes, dedup, &mut near);
+            for &i in &near {
+                candidates.extend(view.get(&self.ids[i]).filter(|old| old.scope == entry.scope));
             }
             crate::order::sort_by(&mut candidates, |a, b| {
                 b.timestamp.cmp(&a.timestamp).then_with(|| a.id.cmp(&b.id))

@@ -7,19 +7,10 @@ use wasm_bindgen::JsCast;
 
 use crate::error::{Error, ErrorCode};
 
-/// A JS `Error` named `AgentMemoryError` with `code` set to the stable code.
+/// A JS `Error` named `AgentMemoryError` with `code` set to the stable code
+/// (`From<Error> for JsValue`, src/error.rs).
 pub(crate) fn js_error(e: Error) -> JsValue {
-    let err = js_sys::Error::new(&e.message);
-    err.set_name("AgentMemoryError");
-    // Reflect.set on a fresh Error object cannot fail.
-    let _ = js_sys::Reflect::set(&err, &JsValue::from_str("code"), &JsValue::from_str(e.code.as_str()));
-    err.into()
-}
-
-impl From<Error> for JsValue {
-    fn from(e: Error) -> JsValue {
-        js_error(e)
-    }
+    e.into()
 }
 
 /// Rejects keys of `value` outside `fields` and `extra`: a misspelt option

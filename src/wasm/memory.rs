@@ -423,7 +423,8 @@ impl JsMemory {
         future_to_promise(async move {
             let ctx = m.build_context(parsed?).await?;
             let out = js_sys::Object::new();
-            js_sys::Reflect::set(&out, &"messages".into(), &to_js(&ctx.messages)?)?;
+            let messages = js_sys::JSON::parse(&crate::working::message::messages_json(&ctx.messages))?;
+            js_sys::Reflect::set(&out, &"messages".into(), &messages)?;
             js_sys::Reflect::set(&out, &"report".into(), &to_js(&ctx.report)?)?;
             Ok(out.into())
         })

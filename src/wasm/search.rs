@@ -21,9 +21,11 @@ pub(crate) fn js_vector(value: &JsValue, what: &str) -> Result<Option<Vec<f32>>,
         return Ok(Some(a.to_vec()));
     }
     if js_sys::Array::is_array(value) {
-        let v: Vec<f32> = serde_wasm_bindgen::from_value(value.clone())
-            .map_err(|_| js_error(Error::invalid(format!("{what} must contain only numbers"))))?;
-        return Ok(Some(v));
+        let numbers: Option<Vec<f32>> =
+            value.unchecked_ref::<js_sys::Array>().iter().map(|x| x.as_f64().map(|n| n as f32)).collect();
+        return numbers
+            .map(Some)
+            .ok_or_else(|| js_error(Error::invalid(format!("{what} must contain only numbers"))));
     }
     Err(js_error(Error::invalid(format!("{what} must be a Float32Array or an array of numbers"))))
 }

@@ -48,6 +48,13 @@ pub struct ChatMessage {
     pub tool_call_id: Option<String>,
 }
 
+/// `messages` as JSON, for the JS binding's `buildContext`: here, so that
+/// serde_json's writer, which runs over every byte of every message, is
+/// compiled with the hot paths (src/lib.rs).
+pub fn messages_json(messages: &[ChatMessage]) -> String {
+    serde_json::to_string(messages).expect("strings and enums always serialize")
+}
+
 impl ChatMessage {
     pub fn system(content: impl Into<String>) -> Self {
         ChatMessage {

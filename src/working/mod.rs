@@ -8,8 +8,14 @@
 //! | [`context`] | the whole request: system text, long-term block, summary, window, and where every token went |
 //! | [`session`] | a session on a store: writes before memory, positions that never collide, catching up with other writers |
 
+// The request's window is built in the hot paths' crate (src/lib.rs).
+#[cfg(test)]
 pub mod context;
 pub mod conversation;
+#[cfg(test)]
 pub mod message;
 pub mod session;
+#[cfg(test)]
 pub mod window;
+#[cfg(not(test))]
+pub use agent_memory_hot::working::{context, message, window};

@@ -12,7 +12,7 @@ mod levenshtein;
 mod probe;
 
 pub use details::{Change, Details};
-pub use probe::{may_relate, Probe};
+pub use probe::{may_relate, related, Probe};
 
 use serde::{Deserialize, Serialize};
 

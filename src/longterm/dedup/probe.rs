@@ -63,6 +63,14 @@ impl Probe {
     }
 }
 
+/// The positions in `probes` of the probes [`may_relate`] keeps for `new`,
+/// into `out` (cleared first): `remember`'s scan over every memory in
+/// force, here so it is compiled with the hot paths (src/lib.rs).
+pub fn related(new: &Probe, probes: &[Probe], opts: &DedupOptions, out: &mut Vec<usize>) {
+    out.clear();
+    out.extend(probes.iter().enumerate().filter(|(_, p)| may_relate(new, p, opts)).map(|(i, _)| i));
+}
+
 /// False only when the two memories are unrelated ([`relation_of`]
 /// answers [`Relation::Unrelated`], or their scopes differ); true when one
 /// of its tests may hold, each bound here being one [`similarity_of`]
