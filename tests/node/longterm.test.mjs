@@ -70,7 +70,14 @@ test("forget, forgetScope and purge are hard deletes; agent scopes stay apart", 
   assert.equal((await m.memories()).length, 1);
   await assert.rejects(m.purge(), (e) => e.code === "INVALID_INPUT", "an agent cannot purge every agent's memories");
   await all.purge();
-  assert.deepEqual(keys(adapter, "n/lt/"), ["n/lt/meta/epoch"], "nothing long-term but the purge's epoch left");
+  // What stays is the purge itself (an operation, so that it reaches other
+  // devices through sync), the epoch, and the writer's bookkeeping: no text.
+  const left = keys(adapter, "n/lt/");
+  assert.ok(left.every((k) => /^n\/lt\/(meta\/(epoch|mark)|head\/[0-9a-f]+|log\/[0-9a-f]+\/\d+-\d+)$/.test(k)), `only the purge's records left: ${left}`);
+  assert.equal(left.filter((k) => k.startsWith("n/lt/log/")).length, 1, "one record: the purge");
+  const texts = ["Split tasks", "Never schedule", "Allergic to peanuts"];
+  assert.ok(left.every((k) => texts.every((t) => !adapter.map.get(k).includes(t))), "no memory's text is left");
+  assert.equal((await all.memories()).length, 0);
   await assert.rejects(m.forgetScope("team"), (e) => e.code === "INVALID_INPUT");
 });
 
