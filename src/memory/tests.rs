@@ -22,6 +22,7 @@ use crate::ports::clock::SteppedClock;
 use crate::ports::lock::LocalLocks;
 use crate::ports::LocalBoxFuture;
 use crate::retrieval::{Hit, SearchOptions};
+use crate::store::yielding::YieldingStore;
 use crate::store::MemoryStore;
 use crate::tokens::Estimate;
 use crate::working::session::{ContextRequest, LongTermBlock, NewMessage};
@@ -31,67 +32,6 @@ struct PoolSpawner(LocalSpawner);
 impl Spawn for PoolSpawner {
     fn spawn(&self, task: LocalBoxFuture<'static, ()>) {
         self.0.spawn_local(task).expect("the pool outlives its memories");
-    }
-}
-
-/// A store whose every operation first yields a pseudo-random number of
-/// times (xorshift, seeded): concurrent callers interleave differently
-/// for each seed, as they would on IndexedDB or a remote adapter.
-struct YieldingStore {
-    inner: MemoryStore,
-    state: Cell<u64>,
-}
-
-impl YieldingStore {
-    fn new(seed: u64) -> YieldingStore {
-        YieldingStore {
-            inner: MemoryStore::new(),
-            state: Cell::new(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1),
-        }
-    }
-
-    fn yields(&self) -> impl std::future::Future<Output = ()> {
-        let mut x = self.state.get();
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        self.state.set(x);
-        let mut left = x % 4;
-        std::future::poll_fn(move |cx| {
-            if left == 0 {
-                return std::task::Poll::Ready(());
-            }
-            left -= 1;
-            cx.waker().wake_by_ref();
-            std::task::Poll::Pending
-        })
-    }
-}
-
-impl Store for YieldingStore {
-    fn get<'a>(&'a self, key: &'a str) -> LocalBoxFuture<'a, Result<Option<String>>> {
-        Box::pin(async move {
-            self.yields().await;
-            self.inner.get(key).await
-        })
-    }
-    fn put_many(&self, items: Vec<(String, String)>) -> LocalBoxFuture<'_, Result<()>> {
-        Box::pin(async move {
-            self.yields().await;
-            self.inner.put_many(items).await
-        })
-    }
-    fn delete_many(&self, keys: Vec<String>) -> LocalBoxFuture<'_, Result<()>> {
-        Box::pin(async move {
-            self.yields().await;
-            self.inner.delete_many(keys).await
-        })
-    }
-    fn list<'a>(&'a self, prefix: &'a str) -> LocalBoxFuture<'a, Result<Vec<(String, String)>>> {
-        Box::pin(async move {
-            self.yields().await;
-            self.inner.list(prefix).await
-        })
     }
 }
 

@@ -14,6 +14,8 @@ mod memory;
 pub mod namespace;
 pub mod sealed;
 mod timed;
+#[cfg(test)]
+pub mod yielding;
 
 pub use damage::{DamageHook, DamageLog, Damaged};
 pub use memory::MemoryStore;

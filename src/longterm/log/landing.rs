@@ -559,6 +559,24 @@ impl Landing {
             }
             gone.extend((0..old.parts).map(|n| chunk_key(id, n)));
         }
+        // A chunk held by its index alone (its writes came as records,
+        // since folded by another instance) is read now: the new chunk must
+        // hold its operations before it is deleted. One gone meanwhile was
+        // merged by another instance, which holds it: no merge this time.
+        let unread: Vec<String> = gone.iter().filter(|key| !self.held.contains_key(*key)).cloned().collect();
+        let values = self.store.get_many(&unread).await?;
+        if values.iter().any(Option::is_none) {
+            let missing: Vec<&String> =
+                unread.iter().zip(&values).filter(|(_, v)| v.is_none()).map(|(key, _)| key).collect();
+            let parts = |id: &String, index: &ChunkIndex| {
+                (0..index.parts).map(|n| chunk_key(id, n)).collect::<Vec<_>>()
+            };
+            self.chunks.retain(|(id, index)| !parts(id, index).iter().any(|key| missing.contains(&key)));
+            return Ok(());
+        }
+        for (key, value) in unread.iter().zip(values) {
+            self.take(key, &value.unwrap_or_default(), &mut Vec::new());
+        }
         let mut ids: Vec<OpId> =
             gone.iter().filter_map(|key| self.held.get(key)).flat_map(|h| h.ops.iter().cloned()).collect();
         crate::order::sort(&mut ids);
