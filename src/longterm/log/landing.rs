@@ -45,7 +45,7 @@ use crate::error::{Error, Result};
 use crate::longterm::lines;
 use crate::longterm::log::fold::Log;
 use crate::longterm::log::legacy;
-use crate::longterm::log::op::{Clock, Op, OpId};
+use crate::longterm::log::op::{Action, Clock, Op, OpId};
 use crate::store::layout::{
     chunk_key, head_key, index_key, log_key, log_writer_prefix, EPOCH_KEY, HEAD_PREFIX, INDEX_PREFIX,
     LOG_PREFIX, LONG_TERM_PREFIX, MARK_KEY,
@@ -176,8 +176,10 @@ struct Held {
 pub enum Caught {
     /// Nothing new.
     Nothing,
-    /// Operations of other writers.
-    New,
+    /// Operations of other writers; `erase` when one of them is a forget,
+    /// or still holds the text of a memory forgotten: the records holding
+    /// such text are to be rewritten ([`Landing::erase_forgotten`]).
+    New { erase: bool },
     /// The namespace was purged: read it anew.
     Purged,
 }
@@ -307,12 +309,9 @@ impl Landing {
                 self.damage.report(&key, "not a chunk's index");
                 continue;
             };
-            let held = |(w, writes): &(u64, Writes)| {
-                writes.0.iter().all(|&(lo, hi)| self.known.get(w).is_some_and(|k| k.holds(lo, hi)))
-            };
-            if !index.writes.iter().all(held) {
-                parts.extend((0..index.parts).map(|n| chunk_key(id, n)));
-            }
+            // Read even when every write it holds came here as a record:
+            // a merge or a forget rewrites the chunk from what it holds.
+            parts.extend((0..index.parts).map(|n| chunk_key(id, n)));
             fresh.push((id.to_string(), index));
         }
         let values = self.store.get_many(&parts).await?;
@@ -328,6 +327,8 @@ impl Landing {
         Ok(true)
     }
 
+    /// Holds a chunk whose parts are held; the records it folded are no
+    /// longer held (its writer deletes them), so nothing writes them back.
     fn hold_chunk(&mut self, id: String, index: ChunkIndex) {
         for (w, writes) in &index.writes {
             for &(lo, hi) in &writes.0 {
@@ -335,6 +336,10 @@ impl Landing {
                 self.chunked.entry(*w).add(lo, hi);
             }
         }
+        let chunked = &self.chunked;
+        self.held.retain(|key, _| {
+            parse_log_key(key).is_none_or(|(w, seq)| !chunked.get(&w).is_some_and(|k| k.holds(seq, seq)))
+        });
         self.chunks.push((id, index));
     }
 
@@ -463,10 +468,9 @@ impl Landing {
                 moved.push((w, seq));
             }
         }
-        if moved.is_empty() {
-            return Ok(Caught::Nothing);
-        }
+        // Chunks folded since: a compaction moves the mark too.
         let mut ops = Vec::new();
+        self.read_chunks(&mut ops).await?;
         let store = self.store.clone();
         let prefixes: Vec<String> = moved.iter().map(|(w, _)| log_writer_prefix(*w)).collect();
         for list in futures::future::join_all(prefixes.iter().map(|p| store.list(p))).await {
@@ -481,7 +485,12 @@ impl Landing {
         for (_, op) in &ops {
             clock.observe(op.stamp);
         }
-        Ok(if log.insert_named(ops) > 0 { Caught::New } else { Caught::Nothing })
+        let forgets = ops.iter().any(|(_, op)| matches!(op.action, Action::Forget { .. }));
+        if log.insert_named(ops.clone()) == 0 {
+            return Ok(Caught::Nothing);
+        }
+        let erase = forgets || ops.iter().any(|(_, op)| !op.is_erased() && log.view().is_erasable(op));
+        Ok(Caught::New { erase })
     }
 
     /// Rewrites every record holding an operation that wrote a memory
@@ -559,24 +568,6 @@ impl Landing {
             }
             gone.extend((0..old.parts).map(|n| chunk_key(id, n)));
         }
-        // A chunk held by its index alone (its writes came as records,
-        // since folded by another instance) is read now: the new chunk must
-        // hold its operations before it is deleted. One gone meanwhile was
-        // merged by another instance, which holds it: no merge this time.
-        let unread: Vec<String> = gone.iter().filter(|key| !self.held.contains_key(*key)).cloned().collect();
-        let values = self.store.get_many(&unread).await?;
-        if values.iter().any(Option::is_none) {
-            let missing: Vec<&String> =
-                unread.iter().zip(&values).filter(|(_, v)| v.is_none()).map(|(key, _)| key).collect();
-            let parts = |id: &String, index: &ChunkIndex| {
-                (0..index.parts).map(|n| chunk_key(id, n)).collect::<Vec<_>>()
-            };
-            self.chunks.retain(|(id, index)| !parts(id, index).iter().any(|key| missing.contains(&key)));
-            return Ok(());
-        }
-        for (key, value) in unread.iter().zip(values) {
-            self.take(key, &value.unwrap_or_default(), &mut Vec::new());
-        }
         let mut ids: Vec<OpId> =
             gone.iter().filter_map(|key| self.held.get(key)).flat_map(|h| h.ops.iter().cloned()).collect();
         crate::order::sort(&mut ids);
@@ -598,7 +589,15 @@ impl Landing {
             values.into_iter().enumerate().map(|(n, v)| (chunk_key(&chunk, n), v)).collect();
         let parts = items.len();
         items.push((index_key(&chunk), index.text()));
-        self.store.put_many(items.clone()).await?;
+        // The mark moves, so other instances read the chunk at their next
+        // catch-up (a forget must find every copy of a text).
+        let mark = format!("{chunk}-chunk");
+        items.push((MARK_KEY.to_string(), mark.clone()));
+        if self.store.put_many_if(MARK_KEY, self.mark.as_deref(), items.clone()).await? {
+            self.mark = Some(mark);
+        } else {
+            self.store.put_many(items.clone()).await?;
+        }
         let mut deletes = gone.clone();
         deletes.extend(merged.iter().map(|id| index_key(id)));
         self.store.delete_many(deletes).await?;

@@ -182,7 +182,10 @@ impl Records {
     pub async fn refresh(&mut self) -> Result<bool> {
         match self.landing.catch_up(&mut self.log, &mut self.stamps).await? {
             Caught::Nothing => Ok(false),
-            Caught::New => {
+            Caught::New { erase } => {
+                if erase {
+                    self.landing.erase_forgotten(&mut self.log).await?;
+                }
                 self.note_changes();
                 Ok(true)
             }

@@ -601,3 +601,53 @@ fn four_writers_at_once_through_compactions_lose_nothing() {
         }
     }
 }
+
+/// An instance that learnt memories as single records, folded since into a
+/// chunk by another instance, forgets one: its text leaves the chunk too,
+/// and no folded record comes back.
+#[test]
+fn a_forget_takes_the_text_out_of_a_chunk_another_instance_folded() {
+    use crate::store::yielding::YieldingStore;
+    use std::future::Future;
+    use std::task::Context;
+    let store: Rc<dyn Store> = Rc::new(YieldingStore::new(7));
+    let clock = Rc::new(ManualClock::new(1_700_000_000_000));
+    let open = || block_on(Records::open(store.clone(), clock.clone(), DedupOptions::default())).unwrap();
+    let (mut writer, mut reader) = (open(), open());
+    let mut next = crate::seeded::picker(0xc0ffee);
+    let mut fact = || {
+        clock.advance(1_000);
+        let text: Vec<String> =
+            (0..5).map(|_| (0..7).map(|_| char::from(b'a' + next(26) as u8)).collect()).collect();
+        new_memory(text.join(" "), Scope::User, clock.now_ms())
+    };
+    let facts: Vec<MemoryEntry> = (0..COMPACT_AT).map(|_| fact()).collect();
+    for f in &facts[..COMPACT_AT - 1] {
+        block_on(writer.remember(f.clone())).unwrap();
+    }
+    // The writer's next write lands; the reader catches up before the
+    // writer folds the records into a chunk, so it knows every write of
+    // that chunk as a record.
+    let logs = || block_on(store.list(LOG_PREFIX)).unwrap().len();
+    let mut cx = Context::from_waker(futures::task::noop_waker_ref());
+    {
+        let mut write = Box::pin(writer.remember(facts[COMPACT_AT - 1].clone()));
+        while logs() < COMPACT_AT {
+            assert!(write.as_mut().poll(&mut cx).is_pending(), "the write lands before it folds");
+        }
+        block_on(reader.refresh()).unwrap();
+        assert_eq!(reader.valid().len(), COMPACT_AT, "the reader holds them as records");
+        while write.as_mut().poll(&mut cx).is_pending() {}
+    }
+    assert_eq!(logs(), 0, "folded into a chunk");
+    let gone = &facts[5];
+    assert!(block_on(reader.forget(&gone.id)).unwrap());
+    let everything: Vec<(String, String)> = block_on(store.list("")).unwrap();
+    let copies: Vec<&String> =
+        everything.iter().filter(|(_, v)| v.contains(&gone.content)).map(|(k, _)| k).collect();
+    assert!(copies.is_empty(), "no copy anywhere: {copies:?}");
+    assert_eq!(logs(), 1, "the forget's own record, and no folded record written back");
+    let other = open();
+    assert!(other.get(&gone.id).is_none());
+    assert_eq!(other.valid().len(), COMPACT_AT - 1);
+}
