@@ -109,6 +109,7 @@ pub fn declarations() -> String {
         declare::<llm::governor::LlmStats>(&cfg, false),
         declare::<llm::consolidate::EndSessionReport>(&cfg, false),
         declare::<retrieval::Bm25Params>(&cfg, true),
+        declare::<retrieval::DocInput>(&cfg, false),
         declare::<retrieval::Decay>(&cfg, false),
         declare::<retrieval::Fusion>(&cfg, false),
         declare::<retrieval::SearchOptions>(&cfg, true),

@@ -166,18 +166,6 @@ export interface Hit {
 }
 
 export interface IndexDocument {
-  id: string;
-  text: string;
-  /** Neighbouring text that helps find this document, at a lower weight. */
-  context?: string;
-  /** Default "user". */
-  scope?: Scope;
-  /** ms since the epoch; default now. */
-  timestamp?: number;
-  /** 0 to 1; default 0.5. */
-  importance?: number;
-  /** Long-term memories get `longTermWeight`; default true. */
-  longTerm?: boolean;
   embedding?: Float32Array | number[];
 }
 "#;

@@ -85,6 +85,7 @@ test("every option the JavaScript types declare is one the core accepts, and no 
     ["SearchOptions", () => memory.search("x", { misspelt: 1 })],
     ["ExtractOptions", async () => am.extractMemories([], { misspelt: 1 })],
     ["ExtractMessage", async () => am.extractMemories([{ role: "user", content: "x", misspelt: 1 }])],
+    ["IndexDocument", async () => new am.SearchIndex().add({ id: "a", text: "x", misspelt: 1 })],
   ];
   for (const [name, call] of cases) {
     const core = await accepted(call);
