@@ -125,4 +125,5 @@ export const checkStorageAdapter = fn("checkStorageAdapter");
 export const createEntry = fn("createEntry");
 export const estimateTokens = fn("estimateTokens");
 export const extractMemories = fn("extractMemories");
+export const readPrompt = fn("readPrompt");
 export const version = fn("version");

@@ -35,9 +35,10 @@ pub struct IndexDoc {
 }
 
 /// A document as a host hands it to a [`SearchIndex`] (`SearchIndex.add`
-/// in JS): what it leaves out takes its default in [`DocInput::into_doc`].
-/// Its vector is the binding's to read (a `Float32Array` is no JSON).
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+/// in JS): what it leaves out takes its default, and
+/// [`DocInput::into_doc`] checks the rest. Its vector is the binding's to
+/// read (a `Float32Array` is no JSON).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "IndexDocument", optional_fields))]
 pub struct DocInput {
@@ -47,44 +48,55 @@ pub struct DocInput {
     #[serde(default)]
     pub context: Option<String>,
     /// Default "user".
-    #[serde(default)]
-    pub scope: Option<Scope>,
+    #[serde(default = "user")]
+    #[cfg_attr(feature = "ts", ts(as = "Option<_>"))]
+    pub scope: Scope,
     /// ms since the epoch; default now.
     #[serde(default)]
     pub timestamp: Option<f64>,
     /// 0 to 1; default 0.5.
-    #[serde(default)]
-    pub importance: Option<f32>,
+    #[serde(default = "half")]
+    #[cfg_attr(feature = "ts", ts(as = "Option<_>"))]
+    pub importance: f32,
     /// Long-term memories get `longTermWeight`; default true.
-    #[serde(default)]
-    pub long_term: Option<bool>,
+    #[serde(default = "yes")]
+    #[cfg_attr(feature = "ts", ts(as = "Option<_>"))]
+    pub long_term: bool,
+}
+
+fn user() -> Scope {
+    Scope::User
+}
+
+fn half() -> f32 {
+    0.5
+}
+
+fn yes() -> bool {
+    true
 }
 
 impl DocInput {
-    /// The document to index, defaults filled in: scope "user", time
-    /// `now_ms`, importance 0.5, long-term. A time must be a finite number
-    /// and an importance lie in [0, 1].
+    /// The document to index, at `now_ms` unless it has a time. A time must
+    /// be a finite number and an importance lie in [0, 1].
     pub fn into_doc(self, embedding: Option<Vec<f32>>, now_ms: i64) -> Result<IndexDoc> {
-        let timestamp = match self.timestamp {
-            Some(t) if t.is_finite() => t as i64,
-            Some(_) => return Err(Error::invalid("timestamp must be a finite number")),
-            None => now_ms,
-        };
-        let importance = self.importance.unwrap_or(0.5);
-        if !(0.0..=1.0).contains(&importance) {
-            return Err(Error::invalid("importance must be a number from 0 to 1"));
+        let timestamp = self.timestamp.unwrap_or(now_ms as f64);
+        if !timestamp.is_finite() || !(0.0..=1.0).contains(&self.importance) {
+            return Err(Error::invalid("timestamp must be a finite number, importance a number from 0 to 1"));
         }
+        let DocInput { id, text, context, scope, importance, long_term, .. } = self;
+        let (timestamp, origin, sources) = (timestamp as i64, None, Vec::new());
         Ok(IndexDoc {
-            id: self.id,
-            text: self.text,
-            context: self.context,
-            scope: self.scope.unwrap_or(Scope::User),
+            id,
+            text,
+            context,
+            scope,
             timestamp,
             importance,
-            long_term: self.long_term.unwrap_or(true),
+            long_term,
             embedding,
-            origin: None,
-            sources: Vec::new(),
+            origin,
+            sources,
         })
     }
 }
@@ -113,6 +125,8 @@ pub struct SearchIndex {
 }
 
 impl SearchIndex {
+    // Not inlined: an empty index is many fields, built in one place.
+    #[inline(never)]
     pub fn new(params: Bm25Params) -> Self {
         SearchIndex { params, ..Default::default() }
     }
@@ -120,8 +134,7 @@ impl SearchIndex {
     /// An index on parameters a host gave, refused unless BM25 is defined
     /// for them ([`Bm25Params::validate`]).
     pub fn checked(params: Bm25Params) -> Result<Self> {
-        params.validate()?;
-        Ok(SearchIndex::new(params))
+        params.validate().map(|()| SearchIndex::new(params))
     }
 
     pub fn len(&self) -> usize {
@@ -640,6 +653,7 @@ mod tests {
         let input = |json: &str| serde_json::from_str::<DocInput>(json).unwrap();
         let d = input(r#"{"id":"a","text":"green lamp"}"#).into_doc(None, 42).unwrap();
         assert_eq!((d.scope, d.timestamp, d.importance, d.long_term), (Scope::User, 42, 0.5, true));
+        assert_eq!((d.context, d.origin, d.sources), (None, None, vec![]));
         let d = input(
             r#"{"id":"a","text":"t","scope":"agent:x","timestamp":7.9,"importance":1,"longTerm":false}"#,
         )
@@ -648,7 +662,7 @@ mod tests {
         assert_eq!((d.scope.to_string().as_str(), d.timestamp, d.importance), ("agent:x", 7, 1.0));
         assert_eq!((d.long_term, d.embedding), (false, Some(vec![1.0])));
         for bad in [
-            DocInput { importance: Some(1.5), ..input(r#"{"id":"a","text":"t"}"#) },
+            DocInput { importance: 1.5, ..input(r#"{"id":"a","text":"t"}"#) },
             DocInput { timestamp: Some(f64::NAN), ..input(r#"{"id":"a","text":"t"}"#) },
         ] {
             assert_eq!(bad.into_doc(None, 0).unwrap_err().code, crate::error::ErrorCode::InvalidInput);

@@ -158,5 +158,9 @@ test("every result object the core returns has the fields its declared type name
   const exported = await memory.exportMemories();
   holdsTo("ExportDocument", exported);
   holdsTo("ImportReport", await memory.importMemories(exported));
+  holdsTo("PromptTurn", am.readPrompt([{ role: "system", content: "Be brief." }, { role: "user", content: "hi" }], "Be kind."));
+  const extracted = am.extractMemories([{ role: "user", content: "My name is Ada and I work as a nurse." }]);
+  assert.ok(extracted.length > 0);
+  for (const e of extracted) holdsTo("ExtractedMemory", e);
   memory.free();
 });
