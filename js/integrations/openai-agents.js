@@ -96,6 +96,8 @@ export class AgentMemorySession {
     // Compared and sliced below, a Symbol or a BigInt would be a TypeError; anything else not a number, a silent guess.
     if (limit !== undefined && typeof limit !== "number") throw invalid("getItems' limit must be a number");
     const items = (await this.entries()).map(toAgentItem);
+    // The SDK's `Session` contract, not a memory rule: the newest `limit`
+    // items, none for 0; which messages the memory sends is the core's (`window`).
     if (limit === undefined) return items;
     return limit > 0 ? items.slice(-limit) : [];
   }
