@@ -24,7 +24,12 @@ export function markReady() {
 /** Whether the wasm is instantiated (an entry may have done it on import). */
 export const isReady = () => ready;
 
-const ASYNC = {
+/**
+ * The methods (instance and static) and functions whose declared return is a
+ * Promise: they answer misuse with a rejected promise. tests/node/freed.test.mjs
+ * checks this list against the generated declarations, both ways.
+ */
+export const ASYNC = {
   Memory: new Set([
     "open", "deleteNamespace", "popMessage", "clearSession",
     "add", "addNew", "compress", "endSession", "idle", "pendingWork", "buildContext", "sentEntries", "sessionHistory",
@@ -33,6 +38,7 @@ const ASYNC = {
     "sync",
   ]),
   SyncRelay: new Set(["open", "exchange"]),
+  functions: new Set(["checkStorageAdapter"]),
 };
 
 /** A typed error, as the wasm side makes them. */
@@ -114,8 +120,10 @@ export const Tokenizer = raw.Tokenizer;
 export const SyncRelay = raw.SyncRelay;
 export const SearchIndex = constructible(raw.SearchIndex);
 export const TokenBudget = constructible(raw.TokenBudget);
-export const checkStorageAdapter = guarded(raw.checkStorageAdapter, true, null);
-export const createEntry = guarded(raw.createEntry, false, null);
-export const estimateTokens = guarded(raw.estimateTokens, false, null);
-export const extractMemories = guarded(raw.extractMemories, false, null);
-export const version = guarded(raw.version, false, null);
+const fn = (name) => guarded(raw[name], ASYNC.functions.has(name), null);
+export const checkStorageAdapter = fn("checkStorageAdapter");
+export const createEntry = fn("createEntry");
+export const estimateTokens = fn("estimateTokens");
+export const extractMemories = fn("extractMemories");
+export const readPrompt = fn("readPrompt");
+export const version = fn("version");

@@ -12,7 +12,7 @@ const packError = (message, cause) => error("TOKENIZER_PACK", message, cause);
 
 export * from "./agent_memory.js";
 // The guarded classes and functions (they win over the star export above).
-export { Memory, SearchIndex, SyncRelay, TokenBudget, Tokenizer, checkStorageAdapter, createEntry, estimateTokens, extractMemories, version } from "./guard.js";
+export { Memory, SearchIndex, SyncRelay, TokenBudget, Tokenizer, checkStorageAdapter, createEntry, estimateTokens, extractMemories, readPrompt, version } from "./guard.js";
 
 /** A URL made by `make`, or null where modules have no URL (workerd). */
 function urlOrNull(make) {

@@ -11,7 +11,7 @@ markReady();
 
 export * from "./agent_memory.js";
 // The guarded classes and functions (they win over the star export above).
-export { SearchIndex, SyncRelay, TokenBudget, Tokenizer, checkStorageAdapter, createEntry, estimateTokens, extractMemories, version } from "./guard.js";
+export { SearchIndex, SyncRelay, TokenBudget, Tokenizer, checkStorageAdapter, createEntry, estimateTokens, extractMemories, readPrompt, version } from "./guard.js";
 
 /** The file of the store `Memory.open` uses in Node when `store` is absent. */
 const DEFAULT_SQLITE_FILE = "agent-memory.db";

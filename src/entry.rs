@@ -178,7 +178,9 @@ pub enum Temporal {
 
 /// What kind of information a memory holds (the judge prompt's five), as
 /// session end records it in `metadata.category`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum Category {
     Profile,
     Preference,

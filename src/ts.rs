@@ -76,7 +76,8 @@ fn optional_fields(body: &str) -> String {
 /// derive `TS` for that, and are not declared on their own.
 pub fn declarations() -> String {
     use crate::{
-        budget, embed, entry, error, llm, longterm, memory, redact, retrieval, store, sync, tokens, working,
+        budget, embed, entry, error, extract, llm, longterm, memory, redact, retrieval, store, sync, tokens,
+        working,
     };
     let cfg = Config::new().with_large_int("number");
     [
@@ -90,6 +91,7 @@ pub fn declarations() -> String {
         declare::<entry::TokenCounts>(&cfg, false),
         declare::<entry::MemoryEntry>(&cfg, false),
         declare::<entry::EntryInput>(&cfg, false),
+        declare::<entry::Category>(&cfg, false),
         declare::<budget::BudgetOptions>(&cfg, true),
         declare::<budget::Usage>(&cfg, false),
         declare::<budget::UsageReport>(&cfg, false),
@@ -97,6 +99,7 @@ pub fn declarations() -> String {
         declare::<working::session::NewMessage>(&cfg, false),
         declare::<working::session::ContextRequest>(&cfg, false),
         declare::<working::session::SessionUsage>(&cfg, false),
+        declare::<working::prompt::PromptTurn>(&cfg, false),
         declare::<working::context::ContextReport>(&cfg, false),
         declare::<working::window::LeftOut>(&cfg, false),
         declare::<working::message::FunctionCall>(&cfg, false),
@@ -109,6 +112,10 @@ pub fn declarations() -> String {
         declare::<llm::governor::LlmStats>(&cfg, false),
         declare::<llm::consolidate::EndSessionReport>(&cfg, false),
         declare::<retrieval::Bm25Params>(&cfg, true),
+        declare::<retrieval::DocInput>(&cfg, false),
+        declare::<extract::ExtractMessage>(&cfg, false),
+        declare::<extract::ExtractOptions>(&cfg, true),
+        declare::<extract::Extracted>(&cfg, false),
         declare::<retrieval::Decay>(&cfg, false),
         declare::<retrieval::Fusion>(&cfg, false),
         declare::<retrieval::SearchOptions>(&cfg, true),

@@ -12,6 +12,7 @@ use std::rc::Rc;
 
 use engine::entry::EntryInput;
 use engine::memory::{Memory, MemoryOptions, Ports};
+use engine::ports::lock::LingeringLocks;
 use engine::retrieval::SearchOptions;
 use engine::working::session::ContextRequest;
 use engine::{BpeTokenizer, Estimate, Scope, Tokenizer};
@@ -89,7 +90,7 @@ impl api::GuestMemory for MemoryResource {
         let ports = Ports {
             store: Rc::new(HostStore::new(&options.namespace)),
             clock: Rc::new(HostClock),
-            locks: LOCKS.with(|l| l.clone() as Rc<dyn engine::ports::Lock>),
+            locks: LOCKS.with(Rc::clone),
             spawner: Rc::new(PoolSpawn),
             tokenizer: Rc::new(Estimate),
             llm: options.use_llm.then(|| Rc::new(HostLlm) as _),
@@ -241,7 +242,7 @@ impl api::GuestMemory for MemoryResource {
 }
 
 thread_local! {
-    /// One set of locks for every memory of this instance, behind the host's
-    /// (held across instances), as tabs take Web Locks.
-    static LOCKS: Rc<HostLocks> = Rc::new(HostLocks::default());
+    /// One set of locks for every memory of this instance: the host's (held
+    /// across instances), asked by one of its futures at a time.
+    static LOCKS: Rc<dyn engine::ports::Lock> = Rc::new(LingeringLocks::queued(Rc::new(HostLocks)));
 }

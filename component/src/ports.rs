@@ -9,7 +9,6 @@ use std::future::{ready, Future};
 use engine::budget::Usage;
 use engine::error::{Error, ErrorCode, Result};
 use engine::llm::openai;
-use engine::ports::lock::LocalLocks;
 use engine::ports::{
     Clock, Embedder, Llm, LlmFailure, LlmRequest, LlmResponse, LocalBoxFuture, Lock, LockGuard, Spawn,
 };
@@ -83,14 +82,11 @@ impl Clock for HostClock {
     }
 }
 
-/// The host's named locks behind this instance's own: the instance's
-/// futures queue for the lock locally first, so only the one about to hold
-/// it calls the host, whose `acquire` may block this thread only on other
-/// instances.
-#[derive(Default)]
-pub struct HostLocks {
-    local: LocalLocks,
-}
+/// The host's named locks (held across instances). Its `acquire` may block
+/// this thread, so it is asked through the core's queue
+/// (`LingeringLocks::queued`, in lib.rs): one future of this instance at a
+/// time, the others waiting on the queue.
+pub struct HostLocks;
 
 /// Releases the host's lock when the core drops its guard.
 struct HostRelease(String);
@@ -103,13 +99,10 @@ impl Drop for HostRelease {
 
 impl Lock for HostLocks {
     fn acquire<'a>(&'a self, name: &'a str) -> LocalBoxFuture<'a, Result<LockGuard>> {
-        Box::pin(async move {
-            let local = self.local.acquire(name).await?;
-            locks::acquire(name)
-                .map_err(|m| Error::storage(format!("the host's lock {name} failed: {m}")))?;
-            // Dropped in order: the host's lock first, then this instance's.
-            Ok(LockGuard::new((HostRelease(name.to_string()), local)))
-        })
+        let held = locks::acquire(name)
+            .map(|()| LockGuard::new(HostRelease(name.to_string())))
+            .map_err(|m| Error::storage(format!("the host's lock {name} failed: {m}")));
+        Box::pin(ready(held))
     }
 }
 

@@ -5,6 +5,7 @@
 // the SDK's messages and ours. Each stored message keeps the SDK's own form in
 // its metadata, so converting back gives exactly what was stored. The SDK is
 // an optional peer dependency: this entry point imports nothing from it.
+import { readPrompt } from "../guard.js";
 import { inputs, isObjects } from "./inputs.js";
 import { sentEntries } from "./sent.js";
 
@@ -245,12 +246,14 @@ export function memoryMiddleware(memory, options) {
     async transformParams(args) {
       const params = hookArg(args, "params", "object");
       const prompt = list(params.prompt ?? [], "the prompt");
-      const pinned = [system, ...prompt.filter((m) => m.role === "system").map((m) => m.content)].filter(Boolean).join("\n\n");
-      const lastAssistant = prompt.findLastIndex((m) => m.role === "assistant");
-      await record(memory, fromModelMessages(prompt.slice(lastAssistant + 1).filter((m) => m.role !== "system")));
+      // The core reads the turn (the system text, which messages are new)
+      // from each message's role and a system message's text; only the new
+      // ones are converted whole (and checked).
+      const turn = readPrompt(prompt.map((m) => ({ role: m.role, content: typeof m.content === "string" ? m.content : "" })), system);
+      await record(memory, fromModelMessages(turn.newMessages.map((i) => prompt[i])));
       // No query: the core recalls with the newest user message, the one just recorded.
       const { system: text, entries } = await sentEntries(memory, {
-        ...(pinned ? { system: pinned } : {}),
+        ...(turn.system ? { system: turn.system } : {}),
         ...(params.tools?.length ? { tools: params.tools } : {}),
       });
       const history = entries.map((_, i) => promptMessage(modelMessageOf(entries, i)));

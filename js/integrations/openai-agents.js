@@ -5,6 +5,7 @@
 // in their metadata, so `getItems` gives back exactly what was added. A
 // model input filter adds what the memory knows to the instructions.
 
+import { readPrompt } from "../guard.js";
 import { inputs } from "./inputs.js";
 import { sentEntries } from "./sent.js";
 
@@ -95,6 +96,8 @@ export class AgentMemorySession {
     // Compared and sliced below, a Symbol or a BigInt would be a TypeError; anything else not a number, a silent guess.
     if (limit !== undefined && typeof limit !== "number") throw invalid("getItems' limit must be a number");
     const items = (await this.entries()).map(toAgentItem);
+    // The SDK's `Session` contract, not a memory rule: the newest `limit`
+    // items, none for 0; which messages the memory sends is the core's (`window`).
     if (limit === undefined) return items;
     return limit > 0 ? items.slice(-limit) : [];
   }
@@ -121,12 +124,6 @@ export class AgentMemorySession {
   }
 }
 
-/** The text of the newest user item of a model input. */
-function lastUserText(items) {
-  const item = items.findLast((i) => (i.type ?? "message") === "message" && i.role === "user");
-  return item ? text(item.content) : "";
-}
-
 /**
  * A `callModelInputFilter` for `run(agent, input, { session, callModelInputFilter })`:
  * before each model call it adds to the agent's instructions what the memory
@@ -139,7 +136,14 @@ export function memoryInputFilter(memory) {
   return async (args) => {
     const modelData = args?.modelData;
     if (modelData === null || typeof modelData !== "object") throw invalid("the input filter is called with { modelData }");
-    const recall = lastUserText(objects(modelData.input, "modelData.input"));
+    // The items as messages; the core picks what the turn recalls with (the
+    // newest user message). Their system items are the SDK's to send, so
+    // the instructions stay the system text.
+    const messages = objects(modelData.input, "modelData.input").map((item) => {
+      const { role, content } = fromAgentItem(item);
+      return { role, content };
+    });
+    const { recall } = readPrompt(messages);
     const base = modelData.instructions ?? "";
     const { system } = await sentEntries(memory, { ...(base ? { system: base } : {}), ...(recall ? { recall } : {}) });
     const instructions = system ?? base;

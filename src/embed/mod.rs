@@ -45,6 +45,24 @@ impl EmbedOptions {
     }
 }
 
+/// The name an embedder's vectors are stored under (a new name re-embeds
+/// everything): the one the host gives (`embedModel`), else its endpoint's
+/// `model`. A host function names no model of its own, so it needs one given.
+pub fn model_name(given: Option<String>, endpoint_model: Option<String>) -> Result<String> {
+    given
+        .or(endpoint_model)
+        .ok_or_else(|| Error::invalid("embedModel must name the model of the embed function"))
+}
+
+/// A model name or embedder options with no embedder mean nothing: refused,
+/// not ignored.
+pub fn check_unused(model_given: bool, options_given: bool) -> Result<()> {
+    if model_given || options_given {
+        return Err(Error::invalid("embedModel and embedOptions need `embed`"));
+    }
+    Ok(())
+}
+
 /// Embedder calls so far.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -193,5 +211,14 @@ mod tests {
         let s = e.stats();
         assert_eq!((s.calls, s.texts, s.failures), (3, 5, 3));
         assert!(s.last_error.unwrap().contains("embedder down"));
+    }
+
+    #[test]
+    fn the_stored_model_is_the_one_given_else_the_endpoints_and_settings_need_an_embedder() {
+        assert_eq!(model_name(Some("a".into()), Some("b".into())).unwrap(), "a");
+        assert_eq!(model_name(None, Some("b".into())).unwrap(), "b");
+        assert_eq!(model_name(None, None).unwrap_err().code, ErrorCode::InvalidInput);
+        assert!(check_unused(false, false).is_ok());
+        assert!(check_unused(true, false).is_err() && check_unused(false, true).is_err());
     }
 }

@@ -15,7 +15,10 @@ pub mod person;
 pub mod sentences;
 pub mod signals;
 
+use serde::{Deserialize, Serialize};
+
 use crate::entry::{Category, Role, MAX_MEMORY_CHARS};
+use crate::error::{Error, Result};
 use crate::text::truncate_chars;
 use sentences::{is_question, sentences};
 
@@ -35,8 +38,28 @@ pub struct Turn<'a> {
     pub new: bool,
 }
 
-/// A memory drawn from the conversation.
-#[derive(Debug, Clone, PartialEq)]
+/// A message as a host hands it to [`extract_messages`]
+/// (`extractMemories` in JS); an entry of `sessionHistory()` is read for
+/// these fields.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(optional_fields))]
+pub struct ExtractMessage {
+    /// Default: its index in the conversation.
+    #[serde(default)]
+    pub id: Option<String>,
+    pub role: Role,
+    pub content: String,
+    /// ms since the epoch: what "yesterday" is resolved against; default now.
+    #[serde(default)]
+    pub timestamp: Option<i64>,
+}
+
+/// A memory drawn by rule from the user's messages, with the ids of its
+/// messages.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "ExtractedMemory"))]
 pub struct Extracted {
     pub content: String,
     /// The ids of the messages it was drawn from.
@@ -46,12 +69,13 @@ pub struct Extracted {
     pub importance: f32,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ExtractOptions {
-    /// Who the memories are about: "User" / "用户" by default, or the
-    /// user's name.
+    /// Who the memories are about; default "User" ("用户" in Chinese).
     pub user_name: Option<String>,
-    /// Keep sentences scoring at least this (default [`THRESHOLD`]).
+    /// Keep sentences scoring at least this; default -0.33 (lower keeps more).
     pub threshold: f64,
 }
 
@@ -61,16 +85,31 @@ impl Default for ExtractOptions {
     }
 }
 
-impl ExtractOptions {
-    /// The options as a host gives them: the threshold, when given, must be
-    /// a finite number.
-    pub fn new(user_name: Option<String>, threshold: Option<f64>) -> crate::error::Result<ExtractOptions> {
-        let threshold = threshold.unwrap_or(THRESHOLD);
-        if !threshold.is_finite() {
-            return Err(crate::error::Error::invalid("threshold must be a finite number"));
-        }
-        Ok(ExtractOptions { user_name, threshold })
+/// [`extract`] over a conversation as a host hands it: every user message
+/// is new; a message without an id is named by its index, one without a
+/// time was said at `now_ms`. The threshold must be a finite number.
+pub fn extract_messages(
+    messages: &[ExtractMessage],
+    options: &ExtractOptions,
+    now_ms: i64,
+) -> Result<Vec<Extracted>> {
+    if !options.threshold.is_finite() {
+        return Err(Error::invalid("threshold must be a finite number"));
     }
+    let ids: Vec<String> =
+        messages.iter().enumerate().map(|(i, m)| m.id.clone().unwrap_or_else(|| i.to_string())).collect();
+    let turns: Vec<Turn> = messages
+        .iter()
+        .zip(&ids)
+        .map(|(m, id)| Turn {
+            id,
+            role: m.role,
+            content: &m.content,
+            timestamp: m.timestamp.unwrap_or(now_ms),
+            new: true,
+        })
+        .collect();
+    Ok(extract(&turns, options))
 }
 
 fn category(text: &str) -> Category {
@@ -316,5 +355,32 @@ mod tests {
         );
         assert_eq!(got[0].sources, ["b"]);
         assert_eq!(got[1].category, Category::Fact);
+    }
+
+    #[test]
+    fn a_host_conversation_names_its_messages_by_index_and_dates_them_now() {
+        let messages: Vec<ExtractMessage> = serde_json::from_str(
+            r#"[{"role":"assistant","content":"Hi! Anything new?"},
+                {"role":"user","content":"I adopted a cat named Miso yesterday."},
+                {"id":"m9","role":"user","content":"My name is Ada and I work as a nurse.","timestamp":1683554160000}]"#,
+        )
+        .unwrap();
+        // 2023-05-09 as "now": yesterday was the 8th.
+        let out = extract_messages(&messages, &ExtractOptions::default(), 1_683_640_560_000).unwrap();
+        let sources: Vec<&str> = out.iter().flat_map(|e| e.sources.iter().map(String::as_str)).collect();
+        assert_eq!(sources, ["1", "m9"], "{out:?}");
+        assert!(out[0].content.contains("2023"), "{}", out[0].content);
+        let json = serde_json::to_value(&out[0]).unwrap();
+        assert!(json["category"].is_string() && json["importance"].is_number(), "{json}");
+        let options: ExtractOptions = serde_json::from_str(r#"{"userName":"Ada"}"#).unwrap();
+        assert_eq!((options.user_name.as_deref(), options.threshold), (Some("Ada"), THRESHOLD));
+        assert!(serde_json::from_str::<ExtractOptions>(r#"{"treshold":1}"#).is_err());
+        assert!(serde_json::from_str::<ExtractMessage>(r#"{"role":"user","content":"x","kind":"message"}"#)
+            .is_err());
+        let nan = ExtractOptions { threshold: f64::NAN, ..Default::default() };
+        assert_eq!(
+            extract_messages(&messages, &nan, 0).unwrap_err().code,
+            crate::error::ErrorCode::InvalidInput
+        );
     }
 }

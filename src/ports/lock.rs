@@ -79,13 +79,20 @@ const MAX_LINGERING_REUSES: u32 = 16;
 /// without asking again. Another tab waits at most that turn longer, and
 /// after [`MAX_LINGERING_REUSES`] reuses in a row the lock is let go anyway.
 /// This realm's holders take turns on a local queue first, so only the one
-/// about to hold it asks the inner lock.
+/// about to hold it asks the inner lock. Built with
+/// [`LingeringLocks::queued`] it keeps the queue and lets the inner lock go
+/// with its holder: the component's host lock, whose `acquire` blocks the
+/// thread, must never be asked twice by one instance.
 pub struct LingeringLocks {
     inner: Rc<dyn Lock>,
-    clock: Rc<dyn crate::ports::Clock>,
-    spawner: Rc<dyn crate::ports::Spawn>,
+    /// Where the release one turn later is scheduled; none: released with
+    /// its holder.
+    linger: Option<Turn>,
     names: RefCell<HashMap<String, Rc<Lingering>>>,
 }
+
+/// What a lingering release waits on: the next turn (`sleep(0)`), spawned.
+type Turn = (Rc<dyn crate::ports::Clock>, Rc<dyn crate::ports::Spawn>);
 
 /// One name's state.
 #[derive(Default)]
@@ -104,7 +111,12 @@ impl LingeringLocks {
         clock: Rc<dyn crate::ports::Clock>,
         spawner: Rc<dyn crate::ports::Spawn>,
     ) -> LingeringLocks {
-        LingeringLocks { inner, clock, spawner, names: RefCell::default() }
+        LingeringLocks { inner, linger: Some((clock, spawner)), names: RefCell::default() }
+    }
+
+    /// The local queue in front of `inner`, with no lingering.
+    pub fn queued(inner: Rc<dyn Lock>) -> LingeringLocks {
+        LingeringLocks { inner, linger: None, names: RefCell::default() }
     }
 }
 
@@ -124,26 +136,28 @@ impl Lock for LingeringLocks {
                 *state.held.borrow_mut() = Some(inner);
                 state.reuses.set(0);
             }
-            let (clock, spawner) = (self.clock.clone(), self.spawner.clone());
-            Ok(LockGuard::new(Linger { state, clock, spawner, _local: local }))
+            Ok(LockGuard::new(Linger { state, linger: self.linger.clone(), _local: local }))
         })
     }
 }
 
 /// A holder of a [`LingeringLocks`] lock: dropped, it schedules the inner
-/// lock's release for the next turn, then lets this realm's next holder in
-/// (who, coming first, voids that release).
+/// lock's release for the next turn (or, queued only, releases it), then
+/// lets this realm's next holder in (who, coming first, voids that release).
 struct Linger {
     state: Rc<Lingering>,
-    clock: Rc<dyn crate::ports::Clock>,
-    spawner: Rc<dyn crate::ports::Spawn>,
+    linger: Option<Turn>,
     _local: futures::lock::OwnedMutexGuard<()>,
 }
 
 impl Drop for Linger {
     fn drop(&mut self) {
-        let (state, clock, epoch) = (self.state.clone(), self.clock.clone(), self.state.epoch.get());
-        self.spawner.spawn(Box::pin(async move {
+        let Some((clock, spawner)) = &self.linger else {
+            drop(self.state.held.borrow_mut().take());
+            return;
+        };
+        let (state, clock, epoch) = (self.state.clone(), clock.clone(), self.state.epoch.get());
+        spawner.spawn(Box::pin(async move {
             clock.sleep(0).await;
             if state.epoch.get() == epoch {
                 drop(state.held.borrow_mut().take());
@@ -305,5 +319,67 @@ mod tests {
         assert_eq!(shared.taken.get(), 1);
         drop(pool.run_until(a.acquire("ns")).unwrap());
         assert_eq!(shared.taken.get(), 2, "let go and asked for again after {MAX_LINGERING_REUSES} reuses");
+    }
+
+    /// A lock like the component host's: a name asked while it is held
+    /// would block the thread for good.
+    #[derive(Default)]
+    struct Blocking {
+        held: Rc<RefCell<Vec<String>>>,
+        taken: Cell<u32>,
+    }
+
+    struct Unblock(Rc<RefCell<Vec<String>>>, String);
+
+    impl Drop for Unblock {
+        fn drop(&mut self) {
+            self.0.borrow_mut().retain(|n| n != &self.1);
+        }
+    }
+
+    impl Lock for Blocking {
+        fn acquire<'a>(&'a self, name: &'a str) -> LocalBoxFuture<'a, Result<LockGuard>> {
+            assert!(
+                !self.held.borrow().iter().any(|n| n == name),
+                "{name} was asked while this realm held it"
+            );
+            self.held.borrow_mut().push(name.to_string());
+            self.taken.set(self.taken.get() + 1);
+            Box::pin(std::future::ready(Ok(LockGuard::new(Unblock(self.held.clone(), name.to_string())))))
+        }
+    }
+
+    #[test]
+    fn queued_locks_ask_the_inner_lock_one_holder_at_a_time_and_let_it_go_with_each() {
+        let inner = Rc::new(Blocking::default());
+        let locks = LingeringLocks::queued(inner.clone());
+        futures::executor::block_on(conformance::run(&locks)).unwrap();
+        let taken = inner.taken.get();
+        // Holders waiting at once: each asks in turn, after the one before let go.
+        let mut pool = LocalPool::new();
+        let locks = Rc::new(locks);
+        for _ in 0..3 {
+            let locks = locks.clone();
+            pool.spawner()
+                .spawn_local(async move {
+                    let _held = locks.acquire("ns").await.unwrap();
+                    // Held across turns, while the others ask.
+                    for _ in 0..3 {
+                        let mut yielded = false;
+                        std::future::poll_fn(|cx| {
+                            if std::mem::replace(&mut yielded, true) {
+                                return std::task::Poll::Ready(());
+                            }
+                            cx.waker().wake_by_ref();
+                            std::task::Poll::Pending
+                        })
+                        .await;
+                    }
+                })
+                .unwrap();
+        }
+        pool.run_until_stalled();
+        assert_eq!(inner.taken.get(), taken + 3, "one ask per holder: nothing lingers");
+        assert!(inner.held.borrow().is_empty(), "let go with its last holder, no turn later");
     }
 }

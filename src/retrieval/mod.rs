@@ -27,5 +27,5 @@ mod vector;
 pub use hit::{cut_text, Explain, Hit, Origin};
 pub use index::Bm25Params;
 pub use options::{Decay, Fusion, SearchOptions};
-pub use search_index::{IndexDoc, SearchIndex};
+pub use search_index::{DocInput, IndexDoc, SearchIndex};
 pub use searches::SearchCounts;

@@ -3,6 +3,7 @@
 //! per-scope caps). A search reads the index and nothing else.
 
 use rustc_hash::FxHashMap as HashMap;
+use serde::Deserialize;
 
 use crate::entry::Scope;
 use crate::error::{Error, Result};
@@ -33,6 +34,73 @@ pub struct IndexDoc {
     pub sources: Vec<String>,
 }
 
+/// A document as a host hands it to a [`SearchIndex`] (`SearchIndex.add`
+/// in JS): what it leaves out takes its default, and
+/// [`DocInput::into_doc`] checks the rest. Its vector is the binding's to
+/// read (a `Float32Array` is no JSON).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "IndexDocument", optional_fields))]
+pub struct DocInput {
+    pub id: String,
+    pub text: String,
+    /// Neighbouring text that helps find this document, at a lower weight.
+    #[serde(default)]
+    pub context: Option<String>,
+    /// Default "user".
+    #[serde(default = "user")]
+    #[cfg_attr(feature = "ts", ts(as = "Option<_>"))]
+    pub scope: Scope,
+    /// ms since the epoch; default now.
+    #[serde(default)]
+    pub timestamp: Option<f64>,
+    /// 0 to 1; default 0.5.
+    #[serde(default = "half")]
+    #[cfg_attr(feature = "ts", ts(as = "Option<_>"))]
+    pub importance: f32,
+    /// Long-term memories get `longTermWeight`; default true.
+    #[serde(default = "yes")]
+    #[cfg_attr(feature = "ts", ts(as = "Option<_>"))]
+    pub long_term: bool,
+}
+
+fn user() -> Scope {
+    Scope::User
+}
+
+fn half() -> f32 {
+    0.5
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl DocInput {
+    /// The document to index, at `now_ms` unless it has a time. A time must
+    /// be a finite number and an importance lie in [0, 1].
+    pub fn into_doc(self, embedding: Option<Vec<f32>>, now_ms: i64) -> Result<IndexDoc> {
+        let timestamp = self.timestamp.unwrap_or(now_ms as f64);
+        if !timestamp.is_finite() || !(0.0..=1.0).contains(&self.importance) {
+            return Err(Error::invalid("timestamp must be a finite number, importance a number from 0 to 1"));
+        }
+        let DocInput { id, text, context, scope, importance, long_term, .. } = self;
+        let (timestamp, origin, sources) = (timestamp as i64, None, Vec::new());
+        Ok(IndexDoc {
+            id,
+            text,
+            context,
+            scope,
+            timestamp,
+            importance,
+            long_term,
+            embedding,
+            origin,
+            sources,
+        })
+    }
+}
+
 struct Meta {
     doc: IndexDoc,
     vector_row: Option<usize>,
@@ -57,8 +125,16 @@ pub struct SearchIndex {
 }
 
 impl SearchIndex {
+    // Not inlined: an empty index is many fields, built in one place.
+    #[inline(never)]
     pub fn new(params: Bm25Params) -> Self {
         SearchIndex { params, ..Default::default() }
+    }
+
+    /// An index on parameters a host gave, refused unless BM25 is defined
+    /// for them ([`Bm25Params::validate`]).
+    pub fn checked(params: Bm25Params) -> Result<Self> {
+        params.validate().map(|()| SearchIndex::new(params))
     }
 
     pub fn len(&self) -> usize {
@@ -570,5 +646,28 @@ mod tests {
         assert_eq!(r.len(), 1);
         assert!(r.remove("1"));
         assert!(r.search("stone", None, 0, &SearchOptions::default()).unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_host_document_takes_the_defaults_and_is_checked() {
+        let input = |json: &str| serde_json::from_str::<DocInput>(json).unwrap();
+        let d = input(r#"{"id":"a","text":"green lamp"}"#).into_doc(None, 42).unwrap();
+        assert_eq!((d.scope, d.timestamp, d.importance, d.long_term), (Scope::User, 42, 0.5, true));
+        assert_eq!((d.context, d.origin, d.sources), (None, None, vec![]));
+        let d = input(
+            r#"{"id":"a","text":"t","scope":"agent:x","timestamp":7.9,"importance":1,"longTerm":false}"#,
+        )
+        .into_doc(Some(vec![1.0]), 42)
+        .unwrap();
+        assert_eq!((d.scope.to_string().as_str(), d.timestamp, d.importance), ("agent:x", 7, 1.0));
+        assert_eq!((d.long_term, d.embedding), (false, Some(vec![1.0])));
+        for bad in [
+            DocInput { importance: 1.5, ..input(r#"{"id":"a","text":"t"}"#) },
+            DocInput { timestamp: Some(f64::NAN), ..input(r#"{"id":"a","text":"t"}"#) },
+        ] {
+            assert_eq!(bad.into_doc(None, 0).unwrap_err().code, crate::error::ErrorCode::InvalidInput);
+        }
+        assert!(SearchIndex::checked(Bm25Params { b: 2.0, ..Default::default() }).is_err());
+        assert!(SearchIndex::checked(Bm25Params::default()).is_ok());
     }
 }

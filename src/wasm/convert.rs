@@ -84,6 +84,19 @@ pub(crate) fn from_js<T: serde::de::DeserializeOwned>(
         .map_err(|e| js_error(Error::invalid(format!("invalid {what}: {}", reason(&e)))))
 }
 
+/// An array of `T`s, each read by [`from_js`] (as `item`); `not_array` is
+/// the error for anything else.
+pub(crate) fn from_js_list<T: serde::de::DeserializeOwned>(
+    value: &JsValue,
+    not_array: &str,
+    item: &str,
+) -> Result<Vec<T>, JsValue> {
+    if !js_sys::Array::is_array(value) {
+        return Err(js_error(Error::invalid(not_array)));
+    }
+    js_sys::Array::from(value).iter().map(|v| from_js(v, item, &[])).collect()
+}
+
 /// Nesting deeper than serde_json reads: its reader rejects such input
 /// anyway, and the walk below never goes deeper.
 const MAX_DEPTH: u32 = 128;

@@ -46,9 +46,10 @@ pub fn parse_embed_option(
     let options: EmbedOptions =
         if options.is_undefined() { EmbedOptions::default() } else { from_js(options, "embedOptions", &[])? };
     let embedder = if let Some(f) = embed.dyn_ref::<Function>() {
-        let model =
-            model.ok_or_else(|| Error::invalid("embedModel must name the model of the embed function"))?;
-        JsEmbedder { transport: Transport::Function(f.clone()), model }
+        JsEmbedder {
+            transport: Transport::Function(f.clone()),
+            model: crate::embed::model_name(model, None)?,
+        }
     } else if embed.is_object() {
         let copy = shallow_copy(&embed);
         let fetch = take_field(&copy, "fetch")?;
@@ -63,7 +64,7 @@ pub fn parse_embed_option(
         };
         JsEmbedder {
             transport: Transport::Http { fetch, endpoint, headers },
-            model: model.unwrap_or(http_model),
+            model: crate::embed::model_name(model, Some(http_model))?,
         }
     } else {
         return Err(

@@ -163,8 +163,10 @@ async fn parse_open(options: JsValue) -> std::result::Result<(MemoryOptions, Por
             let (hook, options) = parse_embed_option(v, embed_model, embed_options)?;
             (Some(Rc::new(hook) as Rc<dyn crate::ports::Embedder>), options)
         }
-        None if embed_model.is_undefined() && embed_options.is_undefined() => (None, Default::default()),
-        None => return Err(Error::invalid("embedModel and embedOptions need `embed`").into()),
+        None => {
+            crate::embed::check_unused(!embed_model.is_undefined(), !embed_options.is_undefined())?;
+            (None, Default::default())
+        }
     };
     let (cipher, migrate_plain) = match optional(take_field(&copy, "encryption")?) {
         Some(v) => {
@@ -322,11 +324,8 @@ impl JsMemory {
         &self,
         #[wasm_bindgen(unchecked_param_type = "MessageInput[]")] messages: JsValue,
     ) -> Promise {
-        let parsed: std::result::Result<Vec<NewMessage>, JsValue> = if js_sys::Array::is_array(&messages) {
-            js_sys::Array::from(&messages).iter().map(|m| from_js(m, "message", &[])).collect()
-        } else {
-            Err(Error::invalid("addNew takes an array of messages").into())
-        };
+        let parsed =
+            super::from_js_list::<NewMessage>(&messages, "addNew takes an array of messages", "message");
         let m = self.0.clone();
         promise(async move { Ok(m.add_new(parsed?).await?) }, to_js)
     }

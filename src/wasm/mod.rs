@@ -15,6 +15,7 @@ mod js_store;
 mod llm;
 mod locks;
 mod memory;
+mod prompt;
 mod redact;
 mod search;
 mod spawn;
@@ -26,8 +27,8 @@ use wasm_bindgen::prelude::*;
 
 pub(crate) use clock::{now_ms, JsClock};
 pub(crate) use convert::{
-    check_fields, describe, fields_of, from_js, js_count, js_error, js_string, js_usize, json_of, settle,
-    shallow_copy, take_field, to_js,
+    check_fields, describe, fields_of, from_js, from_js_list, js_count, js_error, js_string, js_usize,
+    json_of, settle, shallow_copy, take_field, to_js,
 };
 
 /// The design's fast token estimate, with CJK ranges corrected.

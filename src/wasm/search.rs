@@ -2,15 +2,13 @@
 //! directly (the LoCoMo ranker, or an app indexing its own records).
 
 use js_sys::Float32Array;
-use serde::Deserialize;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::types::{JsIndexDoc, JsSearchOptions};
 use super::{from_js, js_error, js_string, now_ms, shallow_copy, take_field, to_js};
-use crate::entry::Scope;
 use crate::error::Error;
-use crate::retrieval::{Bm25Params, IndexDoc, SearchIndex, SearchOptions};
+use crate::retrieval::{Bm25Params, DocInput, SearchIndex, SearchOptions};
 
 /// A vector from a `Float32Array` or an array of numbers.
 pub(crate) fn js_vector(value: &JsValue, what: &str) -> Result<Option<Vec<f32>>, JsValue> {
@@ -38,23 +36,6 @@ fn split_field(obj: &JsValue, name: &str) -> Result<(JsValue, JsValue), JsValue>
     let copy = shallow_copy(obj);
     let v = take_field(&copy, name)?;
     Ok((copy, v))
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct DocInput {
-    id: String,
-    text: String,
-    #[serde(default)]
-    context: Option<String>,
-    #[serde(default)]
-    scope: Option<Scope>,
-    #[serde(default)]
-    timestamp: Option<f64>,
-    #[serde(default)]
-    importance: Option<f32>,
-    #[serde(default)]
-    long_term: Option<bool>,
 }
 
 /// Parses search options, with an optional query `vector`.
@@ -89,37 +70,14 @@ impl JsSearchIndex {
                 None => Bm25Params::default(),
                 Some(options) => from_js(options, "index options", &[])?,
             };
-        params.validate().map_err(js_error)?;
-        Ok(JsSearchIndex(SearchIndex::new(params)))
+        Ok(JsSearchIndex(SearchIndex::checked(params)?))
     }
 
     /// Adds or replaces a document (`embedding`: Float32Array or numbers).
     pub fn add(&mut self, doc: JsIndexDoc) -> Result<(), JsValue> {
         let (rest, embedding) = split_field(&doc.into(), "embedding")?;
-        let d: DocInput = from_js(rest, "document", &["embedding"])?;
-        let timestamp = match d.timestamp {
-            Some(t) if t.is_finite() => t as i64,
-            Some(_) => return Err(js_error(Error::invalid("timestamp must be a finite number"))),
-            None => now_ms(),
-        };
-        let importance = d.importance.unwrap_or(0.5);
-        if !(0.0..=1.0).contains(&importance) {
-            return Err(js_error(Error::invalid("importance must be a number from 0 to 1")));
-        }
-        self.0
-            .add(IndexDoc {
-                id: d.id,
-                text: d.text,
-                context: d.context,
-                scope: d.scope.unwrap_or(Scope::User),
-                timestamp,
-                importance,
-                long_term: d.long_term.unwrap_or(true),
-                embedding: js_vector(&embedding, "embedding")?,
-                origin: None,
-                sources: Vec::new(),
-            })
-            .map_err(js_error)
+        let input: DocInput = from_js(rest, "document", &["embedding"])?;
+        Ok(self.0.add(input.into_doc(js_vector(&embedding, "embedding")?, now_ms())?)?)
     }
 
     pub fn remove(

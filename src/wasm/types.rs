@@ -96,24 +96,6 @@ export interface EmbedConfig {
   headers?: Record<string, string>;
 }
 
-/** A message for `extractMemories`; `timestamp` (ms) resolves "yesterday" (default: now). An entry of `sessionHistory()` passes as it is. */
-export interface ExtractMessage { id?: string; role: Role; content: string; timestamp?: number; }
-
-export interface ExtractOptions {
-  /** Who the memories are about; default "User" ("用户" in Chinese). */
-  userName?: string;
-  /** Keep sentences scoring at least this; default -0.33 (lower keeps more). */
-  threshold?: number;
-}
-
-/** A memory drawn by rule from the user's messages, with the ids of its messages. */
-export interface ExtractedMemory {
-  content: string;
-  sources: string[];
-  category: "profile" | "preference" | "fact" | "task" | "experience";
-  importance: number;
-}
-
 /** What the library asks the model. `signal` aborts when the library gives up on the call. */
 export interface LlmRequest {
   messages: { role: "system" | "user"; content: string }[];
@@ -166,18 +148,6 @@ export interface Hit {
 }
 
 export interface IndexDocument {
-  id: string;
-  text: string;
-  /** Neighbouring text that helps find this document, at a lower weight. */
-  context?: string;
-  /** Default "user". */
-  scope?: Scope;
-  /** ms since the epoch; default now. */
-  timestamp?: number;
-  /** 0 to 1; default 0.5. */
-  importance?: number;
-  /** Long-term memories get `longTermWeight`; default true. */
-  longTerm?: boolean;
   embedding?: Float32Array | number[];
 }
 "#;

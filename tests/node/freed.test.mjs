@@ -28,3 +28,23 @@ test("a freed Memory rejects every async method with FREED and throws from the o
   }
   assert.throws(() => m.messages(), (e) => e.code === "FREED");
 });
+
+test("js/guard.js's list of async methods is exactly the binding's Promise-returning methods and functions", async () => {
+  const ts = (await import("typescript")).default;
+  const { ASYNC } = await import("../../pkg/guard.js");
+  const file = new URL("../../pkg/agent_memory.d.ts", import.meta.url).pathname;
+  const source = ts.createSourceFile(file, readFileSync(file, "utf8"), ts.ScriptTarget.Latest, true);
+  const returnsPromise = (node) => node.type?.getText(source).startsWith("Promise<") ?? false;
+  const declared = {};
+  ts.forEachChild(source, (node) => {
+    if (ts.isClassDeclaration(node) && node.name) {
+      declared[node.name.text] = node.members.filter((m) => ts.isMethodDeclaration(m) && returnsPromise(m)).map((m) => m.name.getText(source));
+    } else if (ts.isFunctionDeclaration(node) && node.name && node.name.text !== "initSync" && !node.modifiers?.some((m) => m.kind === ts.SyntaxKind.DefaultKeyword)) {
+      if (returnsPromise(node)) (declared.functions ??= []).push(node.name.text);
+    }
+  });
+  assert.ok(declared.Memory.includes("sync") && declared.Memory.includes("open"), Object.keys(declared).join());
+  for (const owner of new Set([...Object.keys(declared), ...Object.keys(ASYNC)])) {
+    assert.deepEqual([...(ASYNC[owner] ?? [])].sort(), [...new Set(declared[owner] ?? [])].sort(), `${owner}: js/guard.js and the declarations`);
+  }
+});

@@ -85,6 +85,7 @@ test("every option the JavaScript types declare is one the core accepts, and no 
     ["SearchOptions", () => memory.search("x", { misspelt: 1 })],
     ["ExtractOptions", async () => am.extractMemories([], { misspelt: 1 })],
     ["ExtractMessage", async () => am.extractMemories([{ role: "user", content: "x", misspelt: 1 }])],
+    ["IndexDocument", async () => new am.SearchIndex().add({ id: "a", text: "x", misspelt: 1 })],
   ];
   for (const [name, call] of cases) {
     const core = await accepted(call);
@@ -157,5 +158,9 @@ test("every result object the core returns has the fields its declared type name
   const exported = await memory.exportMemories();
   holdsTo("ExportDocument", exported);
   holdsTo("ImportReport", await memory.importMemories(exported));
+  holdsTo("PromptTurn", am.readPrompt([{ role: "system", content: "Be brief." }, { role: "user", content: "hi" }], "Be kind."));
+  const extracted = am.extractMemories([{ role: "user", content: "My name is Ada and I work as a nurse." }]);
+  assert.ok(extracted.length > 0);
+  for (const e of extracted) holdsTo("ExtractedMemory", e);
   memory.free();
 });
