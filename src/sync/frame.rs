@@ -117,6 +117,18 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// [`ErrorCode::LimitExceeded`] for a frame of `len` bytes past
+/// [`MAX_FRAME`]: a binding checks a request's length before it copies it.
+pub fn check_len(len: usize) -> Result<()> {
+    if len > MAX_FRAME {
+        return Err(Error::new(
+            ErrorCode::LimitExceeded,
+            format!("a sync frame of {len} bytes; the limit is {MAX_FRAME}"),
+        ));
+    }
+    Ok(())
+}
+
 impl Frame {
     pub fn new(kind: Kind) -> Frame {
         Frame { kind, query: None, records: Vec::new(), wants: Vec::new(), cut: false }
@@ -161,12 +173,7 @@ impl Frame {
     /// [`ErrorCode::SyncVersion`] from a peer of another version (whatever
     /// the rest holds), `INVALID_INPUT` when malformed.
     pub fn decode(bytes: &[u8]) -> Result<Frame> {
-        if bytes.len() > MAX_FRAME {
-            return Err(Error::new(
-                ErrorCode::LimitExceeded,
-                format!("a sync frame of {} bytes; the limit is {MAX_FRAME}", bytes.len()),
-            ));
-        }
+        check_len(bytes.len())?;
         let mut r = Reader(bytes);
         if r.bytes(2).ok() != Some(MAGIC.as_slice()) {
             return Err(malformed("no sync frame header"));

@@ -53,7 +53,7 @@ mod relay;
 #[cfg(test)]
 mod tests;
 
-pub use frame::{MAX_FRAME, PROTOCOL_VERSION};
+pub use frame::{check_len, MAX_FRAME, PROTOCOL_VERSION};
 pub use reconcile::{answer, sync, SyncReport};
 pub use relay::Relay;
 

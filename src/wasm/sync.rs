@@ -48,12 +48,7 @@ fn request_bytes(request: &JsValue) -> Result<Vec<u8>> {
     let bytes =
         request.dyn_ref::<Uint8Array>().ok_or_else(|| Error::invalid("a sync request is a Uint8Array"))?;
     // Checked before the copy: an oversized request costs no allocation.
-    if bytes.length() as usize > crate::sync::MAX_FRAME {
-        return Err(Error::new(
-            ErrorCode::LimitExceeded,
-            format!("a sync frame of {} bytes; the limit is {}", bytes.length(), crate::sync::MAX_FRAME),
-        ));
-    }
+    crate::sync::check_len(bytes.length() as usize)?;
     Ok(bytes.to_vec())
 }
 
