@@ -35,6 +35,7 @@ const arg = (name, fallback) => {
 };
 const SPLIT = arg("split", "all"); // dev | test | all (dev and test are always reported apart)
 const CONDITIONS = arg("conditions", "none,model,embedder").split(",");
+const MISSES = process.argv.includes("--misses"); // print each missed question with its block
 const PER_SESSION = 5;
 const DAY = 86_400_000;
 const START = Date.parse("2025-04-01T18:00:00Z"); // sessions span April to August: no answer's month or year
@@ -263,6 +264,9 @@ async function runCondition(name, hooks) {
       .map((m) => /<memory>([\s\S]*?)<\/memory>/.exec(m.content)?.[1] ?? "")
       .join("\n");
     const inBlock = (text) => norm(block).includes(norm(text));
+    if (MISSES && !answerPattern(fact.answer).test(sent)) {
+      console.log(`MISS ${q.id} [${q.text}] fact: ${fact.text}\n  block: ${norm(block).slice(0, 400)}`);
+    }
     rows.push({
       q,
       fact,

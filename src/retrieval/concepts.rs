@@ -24,39 +24,77 @@ use super::analyzer::{ascii_term, UNIGRAM};
 /// Concept terms start with this, which no analyzed text holds.
 pub const MARK: char = '\u{2}';
 
-/// A concept's term (its name after [`MARK`]), then the words that
-/// stand for it, English and Chinese, space-separated. A word in two lists
-/// counts for the first.
+/// A concept's term (its name after [`MARK`]), optionally the broader
+/// concept it belongs to (another entry's term: "spouse" is a kind of
+/// "family"), then the words that stand for it, English and Chinese,
+/// space-separated. A word in two lists counts for the first. A Chinese
+/// word is one or two characters: the analyzer's CJK terms are unigrams
+/// and bigrams, so a longer word would never meet one.
+///
+/// A narrow concept lets "spouse" find "wife" ahead of "sister"; its
+/// broader one still lets "family" find both. Everyday vocabulary of a
+/// person's own life, not any data set's words.
 const LEXICON: &[&str] = &[
-    "\u{2}pet pet dog puppy cat kitten retriever labrador poodle terrier husky corgi hamster rabbit bunny \
-     parrot budgie bird goldfish tortoise turtle vet 宠物 狗 猫 狗狗 猫咪 小狗 小猫 金毛 柯基 泰迪 兔子 仓鼠 \
-     鹦鹉 鸟 八哥 金鱼 乌龟 兽医",
-    "\u{2}job job work career profession occupation employer company office boss colleague coworker nurse \
-     engineer developer programmer teacher lawyer chef baker accountant designer manager salary hired \
-     工作 职业 上班 公司 同事 老板 护士 工程 程序 老师 教师 律师 厨师 会计 设计 经理 工资 医生",
-    "\u{2}food food eat meal dish cuisine cook dinner lunch breakfast snack dessert pizza pasta sushi \
-     dumpling noodle ramen rice burger curry salad steak chocolate cake vegetarian vegan restaurant coffee \
-     tea beer wine 食物 吃 饭 菜 美食 饺子 面条 米饭 火锅 寿司 蛋糕 甜点 早餐 午饭 晚饭 餐厅 素食 包子 咖啡 \
-     奶茶 喝",
-    "\u{2}family family mother mom mum father dad parent sister brother sibling son daughter child kid wife \
-     husband spouse married grandma grandmother grandpa grandfather aunt uncle cousin niece nephew baby \
-     家人 家庭 妈妈 母亲 爸爸 父亲 父母 姐姐 妹妹 哥哥 弟弟 儿子 女儿 孩子 老婆 老公 妻子 丈夫 结婚 奶奶 \
-     爷爷 祖母 祖父 外婆 外公 姥姥 叔叔 阿姨",
-    "\u{2}home live home house apartment flat city town neighbourhood neighborhood hometown moved 住在 家乡 \
-     城市 搬家 公寓 老家 房子",
-    "\u{2}health health sick ill allergy allergic hospital medicine medication pill diabetes asthma \
-     injury surgery pain headache migraine symptom therapy diagnosed doctor dentist 健康 生病 过敏 医院 药 \
-     哮喘 手术 受伤 头疼 血压 体检",
-    "\u{2}plan trip travel vacation holiday flight journey 打算 旅行 旅游 度假 出差 机票",
-    "\u{2}sport hobby sport exercise marathon gym workout swim yoga hike cycling football soccer tennis \
-     basketball climbing ski guitar piano violin photography 爱好 运动 跑步 马拉 健身 游泳 瑜伽 爬山 徒步 \
-     足球 篮球 网球 滑雪 吉他 钢琴 摄影",
-    "\u{2}date birthday born anniversary wedding 生日 出生 纪念 婚礼",
-    "\u{2}study school university college study student degree exam graduate 学校 大学 学习 学生 专业 \
-     考试 毕业",
+    "\u{2}pet pet pets animal vet 宠物 动物 兽医 养",
+    "\u{2}dog \u{2}pet dog puppy pup retriever labrador poodle terrier husky corgi spaniel beagle collie \
+     dachshund 狗 狗狗 小狗 金毛 柯基 泰迪 犬",
+    "\u{2}cat \u{2}pet cat kitten kitty tabby 猫 猫咪 小猫 橘猫",
+    "\u{2}bird \u{2}pet bird parrot budgie parakeet canary 鸟 鹦鹉 八哥",
+    "\u{2}critter \u{2}pet rabbit bunny hamster gerbil guinea fish goldfish tortoise turtle lizard gecko snake \
+     reptile 兔子 仓鼠 豚鼠 金鱼 乌龟 蜥蜴 蛇",
+    "\u{2}family family relative 家人 家庭 亲戚",
+    "\u{2}spouse \u{2}family wife husband spouse partner married marry 老婆 老公 妻子 丈夫 太太 爱人 媳妇 结婚",
+    "\u{2}parent \u{2}family mother mom mum mummy father dad daddy parent 妈妈 母亲 爸爸 父亲 父母 爸妈 爸 妈",
+    "\u{2}child \u{2}family son daughter child children kid baby twin girl boy 儿子 女儿 孩子 宝宝 双胞",
+    "\u{2}sibling \u{2}family sister brother sibling 姐姐 妹妹 哥哥 弟弟 兄弟 姐妹 姊",
+    "\u{2}elder \u{2}family grandma grandmother grandpa grandfather granny grandparent nan 奶奶 爷爷 祖母 祖父 \
+     外婆 外公 姥姥 姥爷",
+    "\u{2}inlaw \u{2}family law 岳父 岳母 公公 婆婆 丈人",
+    "\u{2}kin \u{2}family aunt uncle cousin niece nephew 叔叔 阿姨 舅舅 姑姑 表哥 表姐",
+    "\u{2}job job work career profession occupation employer employ hired salary 工作 职业 上班 工资",
+    "\u{2}boss \u{2}job boss manager supervisor 老板 领导 上司 上级 主管 经理",
+    "\u{2}colleague \u{2}job colleague coworker teammate 同事 同行",
+    "\u{2}workplace \u{2}job office company firm 公司 单位 办公",
+    "\u{2}trade \u{2}job nurse doctor engineer developer programmer teacher lawyer chef baker accountant \
+     designer fisherman farmer headteacher principal 护士 医生 工程 程序 老师 教师 律师 厨师 会计 设计 校长",
+    "\u{2}study study school university college student degree master exam graduate course 学校 大学 学习 \
+     学生 专业 考试 毕业 学位 硕士 博士 课程",
+    "\u{2}food food eat meal dish cuisine cook recipe snack dessert pizza pasta sushi dumpling noodle ramen \
+     rice burger curry salad steak chocolate vegetarian vegan restaurant 食物 吃 饭 菜 美食 饺子 面条 米饭 \
+     火锅 寿司 甜点 餐厅 素食 包子 拿手",
+    "\u{2}meal \u{2}food breakfast lunch dinner supper brunch porridge cereal 早饭 早餐 午饭 午餐 晚饭 晚餐",
+    "\u{2}drink \u{2}food drink beverage coffee tea latte espresso juice beer wine 饮品 饮料 喝 咖啡 奶茶 茶 果汁 \
+     啤酒",
+    "\u{2}bake \u{2}food bake bread cake sourdough oven pastry 烤 面包 蛋糕 烘焙",
+    "\u{2}home live home house apartment flat city town neighbourhood neighborhood based 住 住在 城市 公寓 \
+     房子 定居",
+    "\u{2}move \u{2}home move relocate 搬家 搬",
+    "\u{2}hometown \u{2}home hometown 家乡 老家 故乡",
+    "\u{2}travel trip travel vacation holiday flight journey abroad country backpack tour 旅行 旅游 度假 出差 \
+     机票 出国 国家",
+    "\u{2}health health sick ill hospital symptom therapy diagnosed 健康 生病 医院 体检",
+    "\u{2}illness \u{2}health diabetes asthma chronic disease illness condition 慢性 糖尿 哮喘 疾病 病 血压",
+    "\u{2}allergy \u{2}health allergy allergic pollen hay sneeze 过敏 花粉 喷嚏 鼻涕",
+    "\u{2}injury \u{2}health injury injure hurt sprain ligament fracture knee ankle 受伤 伤 骨折 膝盖 扭伤",
+    "\u{2}medicine \u{2}health medicine medication pill tablet 药",
+    "\u{2}pain \u{2}health pain headache migraine ache 头疼 头痛 疼",
+    "\u{2}teeth \u{2}health teeth tooth dental dentist 牙 牙齿 牙医",
+    "\u{2}blood \u{2}health blood 血型 血",
+    "\u{2}plan plan intend 打算 计划 准备",
+    "\u{2}sport hobby sport exercise gym workout swim yoga hike cycling football soccer tennis basketball \
+     climbing ski photography 爱好 运动 健身 游泳 瑜伽 爬山 徒步 足球 篮球 网球 滑雪 摄影",
+    "\u{2}race \u{2}sport race marathon run running competition 比赛 马拉 跑步",
+    "\u{2}music \u{2}sport instrument piano guitar violin cello drum 乐器 钢琴 吉他 古筝 小提",
+    "\u{2}craft \u{2}sport craft pottery ceramic knit sew 手工 陶艺 编织",
+    "\u{2}date date 日期 哪天",
+    "\u{2}birthday \u{2}date birthday born birth 生日 出生 大寿",
+    "\u{2}anniversary \u{2}date anniversary wedding 纪念 婚礼",
+    "\u{2}appointment \u{2}date appointment checkup 预约",
+    "\u{2}festival \u{2}date festival christmas easter 节日 春节 清明 中秋 端午",
+    "\u{2}document passport visa document 护照 签证 证件",
     "\u{2}lang language speak fluent english spanish french german japanese chinese mandarin 语言 英语 \
      中文 法语 日语 德语",
-    "\u{2}car car drive vehicle motorcycle 车 开车 汽车",
+    "\u{2}car car drive driving vehicle motorcycle licence license 车 开车 汽车 驾照 学车",
     "\u{2}name name named called nickname 名字 叫",
 ];
 
@@ -65,8 +103,17 @@ fn table() -> &'static [(String, u8)] {
     static TABLE: OnceLock<Vec<(String, u8)>> = OnceLock::new();
     TABLE.get_or_init(|| {
         let mut table = Vec::new();
+        let index_of = |name: &str| LEXICON.iter().position(|e| e.split(' ').next() == Some(name));
         for (n, entry) in LEXICON.iter().enumerate() {
-            for word in entry.split(' ').skip(1).filter(|w| !w.is_empty()) {
+            let mut words = entry.split(' ').filter(|w| !w.is_empty());
+            let name = words.next().unwrap_or_default();
+            let mut words = words.peekable();
+            // A narrow concept's own term stands for its broader one.
+            if let Some(parent) = words.next_if(|w| is_concept(w)) {
+                let at = index_of(parent).expect("a broader concept is an entry");
+                table.push((name.to_string(), at as u8));
+            }
+            for word in words {
                 // The word's own term, as the analyzer makes it: a stem; a
                 // CJK word as itself, one character as its unigram.
                 let term = match word.chars().count() {
@@ -97,14 +144,16 @@ pub fn is_concept(term: &str) -> bool {
 }
 
 /// A query's terms with the concepts they stand for added after them,
-/// each once.
+/// each once: a narrow concept's broader one too.
 pub fn expand(mut terms: Vec<String>) -> Vec<String> {
-    for i in 0..terms.len() {
+    let mut i = 0;
+    while i < terms.len() {
         if let Some(c) = concept_of(&terms[i]) {
             if !terms.iter().any(|t| t == c) {
                 terms.push(c.to_string());
             }
         }
+        i += 1;
     }
     terms
 }
@@ -122,14 +171,39 @@ mod tests {
 
     #[test]
     fn a_question_and_a_fact_in_other_words_share_a_concept() {
-        assert_eq!(concepts("What's my dog's name?"), ["\u{2}pet", "\u{2}name"]);
-        assert_eq!(concepts("I have a golden retriever called Biscuit"), ["\u{2}pet", "\u{2}name"]);
+        assert_eq!(concepts("What's my dog's name?"), ["\u{2}dog", "\u{2}name"]);
+        assert_eq!(concepts("I have a golden retriever called Biscuit"), ["\u{2}dog", "\u{2}name"]);
         assert_eq!(concepts("What's my job?"), ["\u{2}job"]);
         assert!(concepts("She works as a nurse").contains(&"\u{2}job"));
         assert!(concepts("What food do I like?").contains(&"\u{2}food"));
         assert!(concepts("我最喜欢的食物是饺子").contains(&"\u{2}food"));
-        assert!(concepts("我养了一只猫").contains(&"\u{2}pet"));
+        assert!(concepts("我养了一只猫").contains(&"\u{2}cat"));
         assert_eq!(concepts("The meeting ran late"), Vec::<&str>::new());
+        // Narrow concepts meet across the two languages: spouse and 老婆,
+        // a grandmother and 奶奶, breakfast and 早饭, an allergy and 花粉.
+        for (a, b, c) in [
+            ("What's my spouse called?", "My wife Mei teaches piano.", "\u{2}spouse"),
+            ("我老婆叫什么？", "My wife Mei teaches piano.", "\u{2}spouse"),
+            ("What bird does my grandma keep?", "我奶奶养了一只八哥", "\u{2}elder"),
+            ("我早饭一般吃什么？", "My go-to breakfast is porridge", "\u{2}meal"),
+            ("What gives me hay fever?", "我花粉过敏", "\u{2}allergy"),
+        ] {
+            assert!(concepts(a).contains(&c) && concepts(b).contains(&c), "{a} / {b}: {c}");
+        }
+    }
+
+    #[test]
+    fn a_narrow_concept_stands_for_its_broader_one() {
+        assert_eq!(concept_of("\u{2}spouse"), Some("\u{2}family"));
+        assert_eq!(concept_of("\u{2}dog"), Some("\u{2}pet"));
+        assert_eq!(concept_of("\u{2}family"), None);
+        // Every broader concept named is an entry of its own, and has none.
+        for entry in LEXICON {
+            if let Some(parent) = entry.split(' ').nth(1).filter(|w| is_concept(w)) {
+                assert!(LEXICON.iter().any(|e| e.split(' ').next() == Some(parent)), "{entry}");
+                assert_eq!(concept_of(parent), None, "{entry}");
+            }
+        }
     }
 
     #[test]
@@ -145,8 +219,19 @@ mod tests {
 
     #[test]
     fn expansion_appends_each_concept_once() {
-        let terms = expand(analyze_query("dog puppy cat"));
-        assert_eq!(terms.iter().filter(|t| is_concept(t)).count(), 1, "{terms:?}");
-        assert_eq!(terms.last().map(String::as_str), Some("\u{2}pet"));
+        let terms = expand(analyze_query("dog puppy cat kitten"));
+        let added: Vec<&str> = terms.iter().filter(|t| is_concept(t)).map(String::as_str).collect();
+        assert_eq!(added, ["\u{2}dog", "\u{2}cat", "\u{2}pet"], "{terms:?}");
+    }
+
+    #[test]
+    fn chinese_words_are_one_or_two_characters() {
+        // The analyzer's CJK terms are unigrams and bigrams: a longer word
+        // of the lexicon would never meet a text.
+        for entry in LEXICON {
+            for word in entry.split(' ').filter(|w| !w.is_ascii() && !is_concept(w)) {
+                assert!(matches!(word.chars().count(), 1 | 2), "{word}");
+            }
+        }
     }
 }

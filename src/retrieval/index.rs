@@ -88,6 +88,8 @@ pub struct Index {
     doc_terms: Vec<Vec<u32>>,
     /// Per term: the id of the concept term it stands for, or `u32::MAX`.
     concept: Vec<u32>,
+    /// Per term: whether it is a concept's.
+    concept_ids: Vec<bool>,
 }
 
 /// A word of 1 to 8 ASCII letters as one number (a letter is never 0, so
@@ -112,6 +114,7 @@ impl Index {
         self.postings.push(Vec::new());
         self.df.push(0);
         self.concept.push(u32::MAX);
+        self.concept_ids.push(is_concept(term));
         if let Some(c) = concept_of(term) {
             self.concept[id as usize] = self.term_id(c);
         }
@@ -147,6 +150,11 @@ impl Index {
         ids
     }
 
+    /// Whether term `id` is a concept's (see [`is_concept`]).
+    fn is_concept_id(&self, id: u32) -> bool {
+        self.concept_ids.get(id as usize).copied().unwrap_or(false)
+    }
+
     /// Adds a document of interned terms; returns its number. `context`
     /// terms count at `context_weight`.
     pub fn add(&mut self, text_terms: &[u32], context_terms: &[u32], context_weight: f32) -> u32 {
@@ -157,14 +165,19 @@ impl Index {
         for (terms, weight) in [(text_terms, 1.0f32), (context_terms, context_weight)] {
             for &t in terms {
                 tf.push((t, weight));
-                // The concept a word stands for is one more word of its field.
-                let c = self.concept[t as usize];
-                if c != u32::MAX {
+                // The concept a word stands for is one more word of its
+                // field, and so is the broader concept of a narrow one.
+                let mut c = self.concept[t as usize];
+                while c != u32::MAX {
                     tf.push((c, weight * CONCEPT_WEIGHT));
+                    c = self.concept[c as usize];
                 }
             }
         }
-        let len = tf.iter().map(|&(_, w)| w).sum::<f32>();
+        // A document's length is its words': the concepts they stand for
+        // are not more text, and would make a document of everyday words
+        // longer (weaker) than one of the same length in other words.
+        let len = tf.iter().filter(|&&(t, _)| !self.is_concept_id(t)).map(|&(_, w)| w).sum::<f32>();
         tf.sort_unstable_by_key(|&(id, _)| id);
         let mut ids: Vec<u32> = Vec::with_capacity(tf.len());
         let mut i = 0;
@@ -280,12 +293,19 @@ impl Index {
         ids
     }
 
-    /// The query's words that query term `id` stands for: none for a
-    /// word. A concept counts toward the share of the query a document
-    /// matches only where it stands in for its words, none of them held (or
-    /// known to the index at all); a word always counts.
+    /// The query's words that query term `id` stands for, directly or
+    /// through a narrower concept: none for a word. A concept counts only
+    /// where it stands in for its words, none of them held (or known to
+    /// the index at all); a word always counts.
     fn stood_for(&self, id: u32, query: &[u32]) -> Vec<u32> {
-        query.iter().copied().filter(|&w| self.concept[w as usize] == id).collect()
+        let stands_for = |w: u32| {
+            let mut c = self.concept[w as usize];
+            while c != u32::MAX && c != id {
+                c = self.concept[c as usize];
+            }
+            c == id
+        };
+        query.iter().copied().filter(|&w| !self.concept_ids[w as usize] && stands_for(w)).collect()
     }
 
     pub fn score(&self, terms: &[String], params: &Bm25Params) -> Vec<Scored> {
@@ -305,6 +325,13 @@ impl Index {
                 if !d.alive {
                     continue;
                 }
+                // A concept counts where it stands in for the query's words
+                // it stands for, none held: where one is, the word counted
+                // already (twice would outweigh the query's other words).
+                let holds = |w: &u32| self.doc_terms[doc as usize].binary_search(w).is_ok();
+                if words.iter().any(holds) {
+                    continue;
+                }
                 let norm = params.k1 * (1.0 - params.b + params.b * d.len / avgdl.max(f32::EPSILON));
                 let slot = &mut acc[doc as usize];
                 if *slot == 0.0 {
@@ -312,10 +339,7 @@ impl Index {
                 }
                 *slot += idf * tf * (params.k1 + 1.0) / (tf + norm);
                 // A term of the text counts whole, one of the context at its weight.
-                let holds = |w: &u32| self.doc_terms[doc as usize].binary_search(w).is_ok();
-                if !words.iter().any(holds) {
-                    matched[doc as usize] += idf * tf.min(1.0);
-                }
+                matched[doc as usize] += idf * tf.min(1.0);
             }
         }
         touched
@@ -329,6 +353,7 @@ impl Index {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::retrieval::concepts;
 
     fn terms(s: &str) -> Vec<String> {
         crate::retrieval::analyzer::analyze_query(s)
@@ -401,5 +426,46 @@ mod tests {
         let s: HashMap<u32, Scored> = scored.into_iter().map(|s| (s.doc, s)).collect();
         assert!(s[&text].bm25 > s[&ctx].bm25 && s[&ctx].bm25 > 0.0);
         assert!((s[&ctx].matched_idf - 0.3 * s[&text].matched_idf).abs() < 1e-6);
+    }
+
+    #[test]
+    fn a_narrow_concept_ranks_its_words_above_its_broader_ones() {
+        let mut idx = Index::new();
+        let wife = add(&mut idx, "My wife Mei teaches piano", "");
+        let sister = add(&mut idx, "My sister Ana teaches yoga", "");
+        add(&mut idx, "The kettle broke again", "");
+        let scored = idx.score(&concepts::expand(terms("Who is my spouse?")), &Bm25Params::default());
+        let s: HashMap<u32, f32> = scored.into_iter().map(|s| (s.doc, s.bm25)).collect();
+        // Both are family; only the wife is a spouse.
+        assert!(s[&wife] > s[&sister] && s[&sister] > 0.0, "{s:?}");
+    }
+
+    #[test]
+    fn a_concept_counts_only_where_its_word_is_not_held() {
+        let mut idx = Index::new();
+        let dog = add(&mut idx, "the dog barked at the dance", "");
+        let puppy = add(&mut idx, "the puppy barked at the dance", "");
+        add(&mut idx, "studio lights", "");
+        let q = concepts::expand(terms("dog dance"));
+        let s: HashMap<u32, Scored> =
+            idx.score(&q, &Bm25Params::default()).into_iter().map(|s| (s.doc, s)).collect();
+        // The word's own match counts once, not again through its concept
+        // (which would outweigh "dance"), and beats the concept's stand-in.
+        let alone = idx.score(&terms("dog dance"), &Bm25Params::default());
+        let alone: HashMap<u32, f32> = alone.into_iter().map(|s| (s.doc, s.bm25)).collect();
+        assert!((s[&dog].bm25 - alone[&dog]).abs() < 1e-6);
+        assert!(s[&dog].bm25 > s[&puppy].bm25 && s[&puppy].bm25 > alone[&puppy]);
+    }
+
+    #[test]
+    fn concepts_do_not_lengthen_a_document() {
+        let mut idx = Index::new();
+        let a = add(&mut idx, "dog owl", "");
+        let b = add(&mut idx, "moth owl", "");
+        // "dog" brings two concepts (dog, pet); both documents are two words long.
+        assert_eq!(idx.docs[a as usize].len, idx.docs[b as usize].len);
+        let s: HashMap<u32, f32> =
+            idx.score(&terms("owl"), &Bm25Params::default()).into_iter().map(|s| (s.doc, s.bm25)).collect();
+        assert_eq!(s[&a], s[&b]);
     }
 }

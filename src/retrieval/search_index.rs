@@ -16,6 +16,10 @@ use super::options::{Decay, SearchOptions};
 use super::vector::{dot, normalized};
 use super::{cut_text, Explain, Hit, Origin};
 
+/// A past turn that asks weighs this much: it holds the asker's words, and
+/// its answer, the turn after it, what was asked for.
+const ASKING_TURN: f64 = 0.8;
+
 /// A document to index.
 #[derive(Debug, Clone, PartialEq)]
 pub struct IndexDoc {
@@ -363,7 +367,15 @@ impl SearchIndex {
                 Decay::Linear24h => 1.0 - 0.5 * (age_days * 24.0).min(24.0) / 24.0,
                 Decay::HalfLife => 0.5f64.powf(age_days / opts.half_life_days).max(opts.decay_floor),
             };
-            let source_weight = if m.long_term { opts.long_term_weight } else { 1.0 };
+            let asks =
+                matches!(m.origin, Some(Origin::Turn { .. })) && m.text.trim_end().ends_with(['?', '？']);
+            let source_weight = if m.long_term {
+                opts.long_term_weight
+            } else if asks {
+                ASKING_TURN
+            } else {
+                1.0
+            };
             let importance_weight = 1.0 + opts.importance_weight * (m.importance as f64 - 0.5);
             (decay, source_weight, importance_weight)
         };
@@ -523,6 +535,32 @@ mod tests {
         assert_eq!(hits[0].id, "1");
         let one_char = r.search("猫", None, DAY, &SearchOptions::default()).unwrap();
         assert_eq!(ids(&one_char), ["3"]);
+    }
+
+    #[test]
+    fn a_past_turn_that_asks_weighs_less_than_the_one_that_answers() {
+        let mut r = SearchIndex::new(Bm25Params::default());
+        let turn = |id: &str, text: &str| IndexDoc {
+            scope: Scope::Session,
+            long_term: false,
+            origin: Some(Origin::Turn { session: "s1".into(), role: crate::entry::Role::User }),
+            ..doc(id, text, 0)
+        };
+        r.add(turn("ask", "What thesis topic did you take?")).unwrap();
+        r.add(turn("answer", "My thesis topic: heat islands.")).unwrap();
+        r.add(turn("other", "The kettle broke again.")).unwrap();
+        let hits = r.search("thesis topic", None, DAY, &SearchOptions::default()).unwrap();
+        // The shorter asking turn matches the words better; its answer comes first.
+        let ask = hits.iter().find(|h| h.id == "ask").unwrap();
+        let answer = hits.iter().find(|h| h.id == "answer").unwrap();
+        assert!(ask.explain.relevance > answer.explain.relevance, "{hits:?}");
+        assert_eq!(ids(&hits)[..2], ["answer", "ask"]);
+        assert_eq!((ask.explain.source_weight, answer.explain.source_weight), (ASKING_TURN, 1.0));
+        // A fact that ends with a question mark is not a turn: it keeps its weight.
+        let mut f = SearchIndex::new(Bm25Params::default());
+        f.add(doc("fact", "Why is the sky blue?", 0)).unwrap();
+        let hits = f.search("sky blue", None, DAY, &SearchOptions::default()).unwrap();
+        assert_eq!(hits[0].explain.source_weight, SearchOptions::default().long_term_weight);
     }
 
     #[test]
