@@ -78,10 +78,6 @@ fn turn_line(h: &Hit) -> String {
     }
 }
 
-fn lines<'a>(hits: impl Iterator<Item = &'a Hit>, each: fn(&Hit) -> String) -> String {
-    hits.map(each).collect()
-}
-
 const USER_HEAD: &str = "User profile:\n";
 const AGENT_HEAD: &str = "Agent memory:\n";
 const PAST_HEAD: &str = "Past conversations:\n";
@@ -114,40 +110,71 @@ fn fence_text(tok: &dyn Tokenizer, text: &str, budget: u32) -> Fitted {
 }
 
 /// The block's text, and whether a line was left out.
+///
+/// Lines are taken by priority, each whole if it still fits, so a small
+/// budget keeps what the query found best, whatever its section: the
+/// query's hits by score (facts and past turns alike; each search scores
+/// relative to its own best), then pinned facts (score 0: carried
+/// whatever the query, they are what a tight budget drops first). The
+/// user profile stays within `user_share` of the room. Kept lines are
+/// then written by section in their given order. Cost: one count per
+/// line, and one of the whole (lines counted apart can in rare cases
+/// count more together; the last taken go until it fits).
 fn assemble(tok: &dyn Tokenizer, hits: &[Hit], budget: u32, user_share: f64) -> (String, bool) {
-    let text = |h: &Hit| line(&h.text);
-    let user = lines(hits.iter().filter(|h| h.scope == Scope::User), text);
-    let agent = lines(hits.iter().filter(|h| matches!(h.scope, Scope::Agent(_))), text);
-    let past = lines(hits.iter().filter(|h| h.scope == Scope::Session), turn_line);
-    if user.is_empty() && agent.is_empty() && past.is_empty() {
+    if hits.is_empty() {
         return (String::new(), false);
     }
-    let head_cost = |body: &str, head: &str| if body.is_empty() { 0 } else { tok.count(head) as u32 };
-    let frame = tok.count(&format!("{OPEN}\n{CLOSE}")) as u32
-        + head_cost(&user, USER_HEAD)
-        + head_cost(&agent, AGENT_HEAD)
-        + head_cost(&past, PAST_HEAD);
-    let room = budget.saturating_sub(frame);
-    let user_cap = (room as f64 * user_share).floor() as u32;
-    let user_kept = truncate_to_lines(tok, &user, user_cap.min(room) as usize);
-    let mut left = room.saturating_sub(tok.count(&user_kept) as u32);
-    let agent_kept = truncate_to_lines(tok, &agent, left as usize);
-    left = left.saturating_sub(tok.count(&agent_kept) as u32);
-    let past_kept = truncate_to_lines(tok, &past, left as usize);
-    let dropped =
-        user_kept.len() < user.len() || agent_kept.len() < agent.len() || past_kept.len() < past.len();
-    if user_kept.is_empty() && agent_kept.is_empty() && past_kept.is_empty() {
-        return (String::new(), dropped);
-    }
-    let mut out = format!("{OPEN}\n");
-    for (head, kept) in [(USER_HEAD, user_kept), (AGENT_HEAD, agent_kept), (PAST_HEAD, past_kept)] {
-        if !kept.is_empty() {
-            out.push_str(head);
-            out.push_str(&kept);
+    let section = |h: &Hit| match h.scope {
+        Scope::User => 0,
+        Scope::Agent(_) => 1,
+        _ => 2,
+    };
+    let heads = [USER_HEAD, AGENT_HEAD, PAST_HEAD].map(|h| tok.count(h) as u32);
+    let lines: Vec<(usize, String)> = hits
+        .iter()
+        .map(|h| (section(h), if section(h) == 2 { turn_line(h) } else { line(&h.text) }))
+        .collect();
+    let mut order: Vec<usize> = (0..hits.len()).collect();
+    crate::order::sort_by(&mut order, |&a, &b| hits[b].score.total_cmp(&hits[a].score));
+    let fence = tok.count(&format!("{OPEN}\n{CLOSE}")) as u32;
+    let user_cap = (budget.saturating_sub(fence) as f64 * user_share).floor() as u32;
+    let (mut used, mut user_used) = (fence, 0);
+    let mut opened = [false; 3];
+    let mut taken: Vec<usize> = Vec::new();
+    for i in order {
+        let (s, text) = &lines[i];
+        let cost = tok.count(text) as u32;
+        let head = if opened[*s] { 0 } else { heads[*s] };
+        if used + head + cost > budget || (*s == 0 && user_used + cost > user_cap) {
+            continue;
         }
+        used += head + cost;
+        user_used += if *s == 0 { cost } else { 0 };
+        opened[*s] = true;
+        taken.push(i);
     }
-    out.push_str(CLOSE);
-    (out, dropped)
+    loop {
+        let mut kept = taken.clone();
+        crate::order::sort_by(&mut kept, |&a, &b| (lines[a].0, a).cmp(&(lines[b].0, b)));
+        if kept.is_empty() {
+            return (String::new(), true);
+        }
+        let mut out = format!("{OPEN}\n");
+        let mut at = None;
+        for i in kept {
+            let (s, text) = &lines[i];
+            if at != Some(*s) {
+                out.push_str([USER_HEAD, AGENT_HEAD, PAST_HEAD][*s]);
+                at = Some(*s);
+            }
+            out.push_str(text);
+        }
+        out.push_str(CLOSE);
+        if tok.count_up_to(&out, budget as usize).is_some() {
+            return (out, taken.len() < hits.len());
+        }
+        taken.pop();
+    }
 }
 
 #[cfg(test)]
@@ -201,6 +228,25 @@ mod tests {
             .collect();
         let b2 = long_term_block(&Estimate, &few, 200, 0.6).text;
         assert!(b2.lines().filter(|l| l.starts_with("- agent")).count() > agent_lines);
+    }
+
+    #[test]
+    fn a_small_budget_keeps_the_best_scored_lines_whatever_their_section() {
+        // Pinned profile facts (score 0) before the query's past turn in
+        // the hits' order: at a small budget the turn is what stays.
+        let mut hits: Vec<Hit> = (0..12)
+            .map(|i| Hit {
+                score: 0.0,
+                ..hit(&format!("pinned profile fact {i} of several words"), Scope::User)
+            })
+            .collect();
+        hits.push(Hit { score: 0.9, ..hit("we adopted a puppy named Biscuit last spring, the week after we moved into the house by the river", Scope::Session) });
+        let out = long_term_block(&Estimate, &hits, 50, 0.6);
+        assert!(out.truncated && Estimate.count(&out.text) <= 50, "{}", out.text);
+        assert!(out.text.contains("Biscuit"), "the query's turn was crowded out: {}", out.text);
+        // Kept lines are written by section: the profile before past turns.
+        let big = long_term_block(&Estimate, &hits, 1000, 0.6).text;
+        assert!(!big.is_empty() && big.find(USER_HEAD) < big.find(PAST_HEAD), "{big}");
     }
 
     #[test]
