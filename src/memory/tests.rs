@@ -1606,6 +1606,43 @@ fn the_question_a_request_sends_is_stored_once_as_the_turns_message() {
 }
 
 #[test]
+fn a_small_block_takes_the_turn_that_answers_before_facts_that_share_one_word() {
+    let mut w = World::new();
+    let trip = w.open("trip", None);
+    for text in [
+        "The weather was grey all week",
+        "My boss approved the new budget",
+        "We adopted a kitten from the shelter",
+        "I finally fixed the leaking kitchen tap",
+        "I met Marek in Lisbon, he designs typefaces",
+        "Our team switched to a four day week",
+    ] {
+        w.run(trip.add(user(text))).unwrap();
+    }
+    // Facts that share only "Lisbon" with the question.
+    for text in [
+        "Rents a flat in Lisbon every August",
+        "Learned to surf near Lisbon",
+        "Thinks Lisbon trams are too full",
+    ] {
+        w.run(trip.remember(fact(text))).unwrap();
+    }
+    w.clock.advance(86_400_000);
+    let small = MemoryOptions {
+        session: SessionOptions { long_term_budget: 60, ..SessionOptions::default() },
+        pinned_profile: Some(0),
+        ..options("next")
+    };
+    let ports = w.ports(None);
+    let next = w.open_with(small, ports);
+    let req = ContextRequest { query: Some("Who was it I met in Lisbon?".into()), ..Default::default() };
+    let system = w.run(next.build_context(req)).unwrap().messages[0].content.clone();
+    // Each search scores against its own best, so the best fact would tie
+    // the turn (and its long-term weight pass it): the turn is what answers.
+    assert!(system.contains("user: I met Marek in Lisbon"), "{system}");
+}
+
+#[test]
 fn a_question_in_other_words_finds_the_fact_and_its_echo_stays_out() {
     let mut w = World::new();
     let past = w.open("past", None);

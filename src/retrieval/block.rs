@@ -78,9 +78,8 @@ fn turn_line(h: &Hit) -> String {
     }
 }
 
-const USER_HEAD: &str = "User profile:\n";
-const AGENT_HEAD: &str = "Agent memory:\n";
-const PAST_HEAD: &str = "Past conversations:\n";
+/// The sections' headings, in the order they are written.
+const HEADS: [&str; 3] = ["User profile:\n", "Agent memory:\n", "Past conversations:\n"];
 
 /// The block for `hits` within `budget` tokens (fence and headings
 /// included): the user profile first, up to `user_share` of it; then the
@@ -129,10 +128,13 @@ fn assemble(tok: &dyn Tokenizer, hits: &[Hit], budget: u32, user_share: f64) -> 
         Scope::Agent(_) => 1,
         _ => 2,
     };
-    let heads = [USER_HEAD, AGENT_HEAD, PAST_HEAD].map(|h| tok.count(h) as u32);
+    let heads = HEADS.map(|h| tok.count(h) as u32);
     let lines: Vec<(usize, String)> = hits
         .iter()
-        .map(|h| (section(h), if section(h) == 2 { turn_line(h) } else { line(&h.text) }))
+        .map(|h| match section(h) {
+            2 => (2, turn_line(h)),
+            s => (s, line(&h.text)),
+        })
         .collect();
     let mut order: Vec<usize> = (0..hits.len()).collect();
     crate::order::sort_by(&mut order, |&a, &b| hits[b].score.total_cmp(&hits[a].score));
@@ -164,7 +166,7 @@ fn assemble(tok: &dyn Tokenizer, hits: &[Hit], budget: u32, user_share: f64) -> 
         for i in kept {
             let (s, text) = &lines[i];
             if at != Some(*s) {
-                out.push_str([USER_HEAD, AGENT_HEAD, PAST_HEAD][*s]);
+                out.push_str(HEADS[*s]);
                 at = Some(*s);
             }
             out.push_str(text);
@@ -246,7 +248,7 @@ mod tests {
         assert!(out.text.contains("Biscuit"), "the query's turn was crowded out: {}", out.text);
         // Kept lines are written by section: the profile before past turns.
         let big = long_term_block(&Estimate, &hits, 1000, 0.6).text;
-        assert!(!big.is_empty() && big.find(USER_HEAD) < big.find(PAST_HEAD), "{big}");
+        assert!(!big.is_empty() && big.find(HEADS[0]) < big.find(HEADS[2]), "{big}");
     }
 
     #[test]
