@@ -37,7 +37,7 @@ export const ASYNC = {
     "undo", "forget", "forgetScope", "purge", "exportMemories", "importMemories", "stats", "derivedFrom", "deleteSession",
     "sync",
   ]),
-  SyncRelay: new Set(["open", "exchange"]),
+  SyncRelay: new Set(["open", "exchange", "sync"]),
   functions: new Set(["checkStorageAdapter"]),
 };
 

@@ -12,16 +12,10 @@
 use serde::Serialize;
 
 use super::Memory;
-use crate::error::{Error, ErrorCode, Result};
+use crate::error::Result;
 use crate::longterm::LongTermMemory;
-use crate::ports::clock::call_within;
 use crate::ports::LocalBoxFuture;
-use crate::semaphore::Semaphore;
-use crate::sync::{ItemId, Record, Replica, SyncReport, Transport};
-
-/// An exchange must settle within this, or the sync fails with `TIMEOUT`
-/// (what landed stays).
-pub const EXCHANGE_TIMEOUT_MS: u32 = 30_000;
+use crate::sync::{ItemId, Record, Replica, SyncReport, Timed, Transport};
 
 /// This instance's syncs, for `stats().sync`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -84,34 +78,12 @@ impl Replica for Side<'_> {
     }
 }
 
-/// The host's transport, each exchange within [`EXCHANGE_TIMEOUT_MS`].
-struct Timed<'a> {
-    transport: &'a dyn Transport,
-    memory: &'a Memory,
-    permits: Semaphore,
-}
-
-impl Transport for Timed<'_> {
-    fn exchange(&self, request: Vec<u8>) -> LocalBoxFuture<'_, Result<Vec<u8>>> {
-        Box::pin(async move {
-            let clock = self.memory.inner.clock.as_ref();
-            let call = || self.transport.exchange(request);
-            call_within(&self.permits, clock, EXCHANGE_TIMEOUT_MS, call).await.unwrap_or_else(|| {
-                Err(Error::new(
-                    ErrorCode::Timeout,
-                    format!("the sync transport did not answer within {EXCHANGE_TIMEOUT_MS} ms"),
-                ))
-            })
-        })
-    }
-}
-
 impl Memory {
     /// Makes this memory's long-term operations and the peer's behind
     /// `transport` the same set ([`crate::sync::sync`]); what arrives is
     /// checked, landed and folded, a forget erasing what it forgets.
     pub async fn sync(&self, transport: &dyn Transport) -> Result<SyncReport> {
-        let timed = Timed { transport, memory: self, permits: Semaphore::new(1) };
+        let timed = Timed::new(transport, self.inner.clock.as_ref());
         let out = crate::sync::sync(&Side(self), &timed).await;
         let mut stats = self.inner.sync.borrow_mut();
         let s = stats.get_or_insert_with(SyncStats::default);

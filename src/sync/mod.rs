@@ -46,6 +46,7 @@
 //! the state as of then) rather than send back what it still holds; until
 //! then an erased write costs its links (about 150 bytes), never its text.
 
+mod deadline;
 pub mod frame;
 mod reconcile;
 mod relay;
@@ -53,6 +54,7 @@ mod relay;
 #[cfg(test)]
 mod tests;
 
+pub use deadline::{Timed, EXCHANGE_TIMEOUT_MS};
 pub use frame::{check_len, MAX_FRAME, PROTOCOL_VERSION};
 pub use reconcile::{answer, sync, SyncReport};
 pub use relay::Relay;

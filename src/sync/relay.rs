@@ -22,7 +22,7 @@ use std::rc::Rc;
 
 use crate::base64::{base64, hex, unbase64, unhex};
 use crate::error::Result;
-use crate::ports::LocalBoxFuture;
+use crate::ports::{Clock, LocalBoxFuture};
 use crate::store::layout::{SYNC_ITEM_PREFIX, SYNC_MARK_KEY};
 use crate::store::Store;
 use crate::sync::{
@@ -49,9 +49,10 @@ impl Relay {
         answer(self, request).await
     }
 
-    /// Syncs this relay with the peer behind `transport` (relay to relay).
-    pub async fn sync(&self, transport: &dyn Transport) -> Result<SyncReport> {
-        sync(self, transport).await
+    /// Syncs this relay with the peer behind `transport` (relay to relay),
+    /// each exchange within [`super::EXCHANGE_TIMEOUT_MS`] of `clock`.
+    pub async fn sync(&self, transport: &dyn Transport, clock: &dyn Clock) -> Result<SyncReport> {
+        sync(self, &super::Timed::new(transport, clock)).await
     }
 }
 

@@ -153,6 +153,22 @@ fn frames_round_trip_and_bad_ones_are_error_values() {
 }
 
 #[test]
+fn a_relay_syncing_with_a_peer_that_never_answers_gets_a_timeout_and_keeps_what_it_had() {
+    let relay = Relay::new(Rc::new(MemoryStore::new()));
+    struct Silent;
+    impl Transport for Silent {
+        fn exchange(&self, _: Vec<u8>) -> LocalBoxFuture<'_, Result<Vec<u8>>> {
+            Box::pin(std::future::pending())
+        }
+    }
+    let clock = ManualClock::new(1_700_000_000_000);
+    let err = run(relay.sync(&Silent, &clock)).unwrap_err();
+    assert_eq!(err.code, ErrorCode::Timeout);
+    assert_eq!(clock.now_ms(), 1_700_000_000_000 + i64::from(EXCHANGE_TIMEOUT_MS), "it waited the deadline");
+    assert!(run(relay.ids()).unwrap().is_empty());
+}
+
+#[test]
 fn a_peer_of_another_version_gets_a_typed_error() {
     let relay = Relay::new(Rc::new(MemoryStore::new()));
     // A request of version 2 is answered with this side's version only.
@@ -221,7 +237,8 @@ fn a_large_difference_spans_frames_and_a_cut_sync_resumes() {
     assert_eq!(*a.0.borrow(), *b.0.borrow());
     // Relay to relay: a second one catches up with the first.
     let mirror = Relay::new(Rc::new(MemoryStore::new()));
-    assert_eq!(run(mirror.sync(&ToRelay(&relay))).unwrap().received, 8_000);
+    let clock = ManualClock::new(1_700_000_000_000);
+    assert_eq!(run(mirror.sync(&ToRelay(&relay), &clock)).unwrap().received, 8_000);
     let (mut x, mut y) = (run(mirror.ids()).unwrap(), run(relay.ids()).unwrap());
     x.sort();
     y.sort();

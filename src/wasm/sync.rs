@@ -1,9 +1,10 @@
 //! Sync for JS: `memory.sync(transport)`, where the transport is the host's
 //! `async (request: Uint8Array) => Uint8Array` (a `fetch` to a relay, a
 //! WebSocket round trip), and `SyncRelay`, the relay over a storage
-//! adapter, whose `exchange` answers one such request. (The core's
-//! device-to-device answer and relay-to-relay sync are not bound yet: each
-//! costs the wasm its bytes, and the next steps say whether JS needs them.) Only conversion
+//! adapter, whose `exchange` answers one such request and whose `sync`
+//! makes it equal to another relay (a Durable Object and a Deno KV
+//! namespace, say). (The core's device-to-device answer is not bound: it
+//! costs the wasm its bytes and no host has asked for it.) Only conversion
 //! here: the protocol, its bounds and the transport's deadline are the
 //! core's ([`crate::sync`], [`crate::memory::Memory::sync`]).
 
@@ -43,6 +44,13 @@ impl Transport for JsTransport {
     }
 }
 
+/// The host's transport function, or a typed error.
+fn transport_fn(transport: JsValue) -> Result<Function> {
+    transport
+        .dyn_into::<Function>()
+        .map_err(|_| Error::invalid("sync needs a transport: (request: Uint8Array) => Promise<Uint8Array>"))
+}
+
 /// The bytes of a request given to `exchange`.
 fn request_bytes(request: &JsValue) -> Result<Vec<u8>> {
     let bytes =
@@ -63,15 +71,7 @@ impl JsMemory {
         transport: JsValue,
     ) -> Promise {
         let m = self.0.clone();
-        promise(
-            async move {
-                let f = transport.dyn_into::<Function>().map_err(|_| {
-                    Error::invalid("sync needs a transport: (request: Uint8Array) => Promise<Uint8Array>")
-                })?;
-                Ok(m.sync(&JsTransport(f)).await?)
-            },
-            to_js,
-        )
+        promise(async move { Ok(m.sync(&JsTransport(transport_fn(transport)?)).await?) }, to_js)
     }
 }
 
@@ -115,5 +115,18 @@ impl JsSyncRelay {
     pub fn exchange(&self, #[wasm_bindgen(unchecked_param_type = "Uint8Array")] request: JsValue) -> Promise {
         let relay = self.0.clone();
         promise(async move { Ok(relay.exchange(&request_bytes(&request)?).await?) }, bytes_to_js)
+    }
+
+    /// Makes this relay's items and another relay's (behind `transport`,
+    /// e.g. `httpTransport` to its route, or its `exchange`) the same set,
+    /// sealed items as they are: a relay never opens one.
+    #[wasm_bindgen(unchecked_return_type = "Promise<SyncReport>")]
+    pub fn sync(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "(request: Uint8Array) => Promise<Uint8Array> | Uint8Array")]
+        transport: JsValue,
+    ) -> Promise {
+        let relay = self.0.clone();
+        promise(async move { Ok(relay.sync(&JsTransport(transport_fn(transport)?), &JsClock).await?) }, to_js)
     }
 }

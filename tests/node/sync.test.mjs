@@ -77,3 +77,38 @@ test("with encryption the relay holds no plaintext; a transport that rejects or 
   for (const m of [a, b]) m.free();
   relay.free();
 });
+
+test("relay to relay: two relays sync their sealed items, so a device on each sees the other's memories and forgets", async () => {
+  const key = await crypto.subtle.generateKey({ name: "AES-GCM", length: 256 }, false, ["encrypt", "decrypt"]);
+  const [storeA, storeB, storeEu, storeUs] = [mapAdapter(), mapAdapter(), mapAdapter(), mapAdapter()];
+  const [a, b] = [await open(storeA, { encryption: { key } }), await open(storeB, { encryption: { key } })];
+  const eu = await am.SyncRelay.open({ store: storeEu, namespace: "sync-user" });
+  const us = await am.SyncRelay.open({ store: storeUs, namespace: "sync-user" });
+  const toEu = (request) => eu.exchange(request);
+  const toUs = (request) => us.exchange(request);
+
+  const dog = await a.remember({ content: "Has a dog named Rex" });
+  await b.remember({ content: "Lives in Lisbon" });
+  await a.sync(toEu);
+  await b.sync(toUs);
+  const report = await eu.sync(toUs);
+  assert.deepEqual([report.sent, report.received], [1, 1], JSON.stringify(report));
+  await a.sync(toEu);
+  await b.sync(toUs);
+  assert.deepEqual(await texts(a), ["Has a dog named Rex", "Lives in Lisbon"]);
+  assert.deepEqual(await texts(b), await texts(a));
+  // A forget on one side's device reaches the other side's through the relays.
+  await b.forget(dog.entry.id);
+  await b.sync(toUs);
+  await us.sync(toEu);
+  await a.sync(toEu);
+  assert.deepEqual(await texts(a), ["Lives in Lisbon"]);
+  assert.ok(!/Rex|Lisbon/.test(decoded(storeEu) + decoded(storeUs)), "relays hold ciphertext and erasures only");
+  // Equal relays exchange nothing more.
+  const again = await eu.sync(toUs);
+  assert.deepEqual([again.sent, again.received], [0, 0]);
+  // A transport that is not a function, or that fails, is a typed error.
+  await assert.rejects(eu.sync("https://relay.test"), (e) => e.code === "INVALID_INPUT" && /transport/.test(e.message));
+  await assert.rejects(eu.sync(async () => { throw undefined; }), (e) => e.code === "SYNC_TRANSPORT");
+  for (const x of [a, b, eu, us]) x.free();
+});
