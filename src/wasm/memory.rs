@@ -11,6 +11,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::future_to_promise;
 
+use super::autosync::{parse_sync, AutoSync, OnlineListener};
 use super::cipher::parse_encryption;
 use super::embed::parse_embed_option;
 use super::indexeddb::IndexedDbStore;
@@ -74,6 +75,7 @@ const OPEN_FIELDS: &[&str] = &[
     "embedOptions",
     "encryption",
     "redact",
+    "sync",
 ];
 
 async fn open_store(spec: JsValue, namespace: &str) -> Result<Rc<dyn Store>> {
@@ -130,8 +132,11 @@ pub(super) fn u32_field(obj: &JsValue, name: &str) -> std::result::Result<Option
     Ok(Some(n.ok_or_else(|| Error::invalid(format!("{name} must be an integer from 0 to 2^32 - 1")))?))
 }
 
-/// Reads `Memory.open`'s options into the core's options and ports.
-async fn parse_open(options: JsValue) -> std::result::Result<(MemoryOptions, Ports), JsValue> {
+/// Reads `Memory.open`'s options into the core's options and ports, and
+/// the sync schedule's.
+async fn parse_open(
+    options: JsValue,
+) -> std::result::Result<(MemoryOptions, Ports, Option<AutoSync>), JsValue> {
     if !options.is_object() {
         return Err(Error::invalid("Memory.open needs an options object").into());
     }
@@ -185,6 +190,7 @@ async fn parse_open(options: JsValue) -> std::result::Result<(MemoryOptions, Por
     };
     let long_term = hook(take_field(&copy, "longTerm")?, "longTerm")?;
     let on_damaged = hook(take_field(&copy, "onDamaged")?, "onDamaged")?;
+    let sync = optional(take_field(&copy, "sync")?).map(parse_sync).transpose()?;
     let storage_timeout_ms = u32_field(&copy, "storageTimeoutMs")?;
     let long_term_timeout_ms = u32_field(&copy, "longTermTimeoutMs")?;
     let pinned_profile = u32_field(&copy, "pinnedProfile")?;
@@ -227,11 +233,12 @@ async fn parse_open(options: JsValue) -> std::result::Result<(MemoryOptions, Por
         cipher,
         patterns,
     };
-    Ok((options, ports))
+    Ok((options, ports, sync))
 }
 
+/// The core memory, and the `online` listener of its sync schedule.
 #[wasm_bindgen(js_name = Memory)]
-pub struct JsMemory(pub(super) Memory);
+pub struct JsMemory(pub(super) Memory, pub(super) std::cell::RefCell<Option<OnlineListener>>);
 
 /// A promise of a core call: its error rejects it.
 pub(super) fn promise<T: 'static, F>(
@@ -281,8 +288,10 @@ impl JsMemory {
     pub fn open(options: JsMemoryOptions) -> Promise {
         let options: JsValue = options.into();
         future_to_promise(async move {
-            let (options, ports) = parse_open(options).await?;
-            Ok(JsMemory(Memory::open(options, ports).await?).into())
+            let (options, ports, sync) = parse_open(options).await?;
+            let memory = Memory::open(options, ports).await?;
+            let online = sync.map(|sync| super::autosync::start(&memory, sync)).transpose()?.flatten();
+            Ok(JsMemory(memory, online.into()).into())
         })
     }
 

@@ -3,6 +3,7 @@
 //! `Error`s that carry the stable `code`. Nothing here holds logic the core
 //! could hold.
 
+mod autosync;
 mod budget;
 mod cipher;
 mod clock;

@@ -23,7 +23,7 @@ use crate::store::Timed;
 use crate::sync::{Relay, Transport};
 
 /// The host's transport function.
-struct JsTransport(Function);
+pub(super) struct JsTransport(pub(super) Function);
 
 fn transport_error(why: String) -> Error {
     Error::new(ErrorCode::SyncTransport, why)

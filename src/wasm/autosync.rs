@@ -1,0 +1,82 @@
+//! `Memory.open({ sync: { transport, intervalMs } })` and `memory.close()`
+//! for JS: the option converted, the host's `online` event forwarded to
+//! [`Memory::online`], and the listener removed on close (or when the
+//! memory is freed). The schedule is the core's ([`crate::memory::autosync`]).
+
+use std::rc::Rc;
+
+use js_sys::{Function, Promise, Reflect};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::future_to_promise;
+
+use super::memory::JsMemory;
+use super::sync::JsTransport;
+use super::{from_js, shallow_copy, take_field};
+use crate::error::{Error, Result};
+use crate::memory::{AutoSyncOptions, Memory};
+use crate::sync::Transport;
+
+/// `Memory.open`'s `sync`, read: the transport and the schedule's options.
+pub(super) type AutoSync = (Rc<dyn Transport>, AutoSyncOptions);
+
+/// Reads the `sync` option: an object with a `transport` function and the
+/// core's options (unknown keys and bad values are `INVALID_INPUT`).
+pub(super) fn parse_sync(value: JsValue) -> std::result::Result<AutoSync, JsValue> {
+    if !value.is_object() || js_sys::Array::is_array(&value) {
+        return Err(Error::invalid("sync must be an object: { transport, intervalMs? }").into());
+    }
+    let copy = shallow_copy(&value);
+    let transport = take_field(&copy, "transport")?.dyn_into::<Function>().map_err(|_| {
+        Error::invalid("sync.transport must be a function: (request: Uint8Array) => Promise<Uint8Array>")
+    })?;
+    let options: AutoSyncOptions = from_js(copy, "sync option", &[])?;
+    options.validate()?;
+    Ok((Rc::new(JsTransport(transport)), options))
+}
+
+/// The `online` listener on the global object, removed when dropped.
+pub(super) struct OnlineListener {
+    global: JsValue,
+    closure: Closure<dyn Fn()>,
+}
+
+impl Drop for OnlineListener {
+    fn drop(&mut self) {
+        if let Some(remove) = method(&self.global, "removeEventListener") {
+            let _ = remove.call2(&self.global, &"online".into(), self.closure.as_ref());
+        }
+    }
+}
+
+fn method(target: &JsValue, name: &str) -> Option<Function> {
+    Reflect::get(target, &name.into()).ok()?.dyn_into::<Function>().ok()
+}
+
+/// Starts `memory`'s schedule and, where the host has `online` events (a
+/// browser page or worker), forwards them; elsewhere the timer alone runs it.
+pub(super) fn start(memory: &Memory, (transport, options): AutoSync) -> Result<Option<OnlineListener>> {
+    memory.autosync(transport, &options)?;
+    let global: JsValue = js_sys::global().into();
+    let Some(add) = method(&global, "addEventListener") else { return Ok(None) };
+    let m = memory.clone();
+    let closure = Closure::<dyn Fn()>::new(move || m.online());
+    let _ = add.call2(&global, &"online".into(), closure.as_ref());
+    Ok(Some(OnlineListener { global, closure }))
+}
+
+#[wasm_bindgen(js_class = Memory)]
+impl JsMemory {
+    /// Stops the sync schedule and its `online` listener, and resolves once
+    /// a running sync and the background work already queued have settled;
+    /// then every call but `close` and `idle` rejects with `CLOSED`.
+    #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
+    pub fn close(&self) -> Promise {
+        drop(self.1.take());
+        let m = self.0.clone();
+        future_to_promise(async move {
+            m.close().await;
+            Ok(JsValue::UNDEFINED)
+        })
+    }
+}
