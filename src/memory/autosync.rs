@@ -120,6 +120,8 @@ impl Schedule {
     }
 }
 
+#[cold]
+#[inline(never)]
 fn closed() -> Error {
     Error::new(ErrorCode::Closed, "this memory was closed; open it again")
 }
