@@ -8,9 +8,8 @@ use std::rc::Rc;
 use js_sys::{Function, Promise, Reflect};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use wasm_bindgen_futures::future_to_promise;
 
-use super::memory::{u32_field, JsMemory};
+use super::memory::{promise, u32_field, JsMemory};
 use super::sync::JsTransport;
 use super::{check_fields, shallow_copy, take_field};
 use crate::error::{Error, Result};
@@ -77,9 +76,12 @@ impl JsMemory {
     pub fn close(&self) -> Promise {
         drop(self.1.take());
         let m = self.0.clone();
-        future_to_promise(async move {
-            m.close().await;
-            Ok(JsValue::UNDEFINED)
-        })
+        promise(
+            async move {
+                m.close().await;
+                Ok(())
+            },
+            |_| Ok(JsValue::UNDEFINED),
+        )
     }
 }
