@@ -5,13 +5,12 @@
 
 use std::rc::Rc;
 
-use js_sys::{Function, Promise, Reflect};
+use js_sys::{Function, Reflect};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use super::memory::{promise, u32_field, JsMemory};
-use super::sync::JsTransport;
-use super::{check_fields, shallow_copy, take_field};
+use super::transport::JsTransport;
+use super::{check_fields, shallow_copy, take_field, u32_field};
 use crate::error::{Error, Result};
 use crate::memory::{AutoSyncOptions, Memory};
 use crate::sync::Transport;
@@ -65,23 +64,4 @@ pub(super) fn start(memory: &Memory, (transport, options): AutoSync) -> Result<O
     let closure = Closure::<dyn Fn()>::new(move || m.online());
     let _ = add.call2(&global, &"online".into(), closure.as_ref());
     Ok(Some(OnlineListener { global, closure }))
-}
-
-#[wasm_bindgen(js_class = Memory)]
-impl JsMemory {
-    /// Stops the sync schedule and its `online` listener, and resolves once
-    /// a running sync and the background work already queued have settled;
-    /// then every call but `close` and `idle` rejects with `CLOSED`.
-    #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
-    pub fn close(&self) -> Promise {
-        drop(self.1.take());
-        let m = self.0.clone();
-        promise(
-            async move {
-                m.close().await;
-                Ok(())
-            },
-            |_| Ok(JsValue::UNDEFINED),
-        )
-    }
 }

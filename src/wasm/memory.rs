@@ -25,6 +25,7 @@ use super::tokenizer::JsTokenizer;
 use super::types::{JsContextRequest, JsMemoryOptions, JsMessageInput, JsSessionUsage, JsUsageReport};
 use super::types::{JsEndSessionOptions, JsEntryInput, JsSearchOptions};
 use super::{check_fields, describe, from_js, js_count, js_string, shallow_copy, take_field, to_js, JsClock};
+pub(super) use super::{optional, u32_field};
 use crate::entry::EntryInput;
 use crate::entry::Scope;
 use crate::error::{Error, Result};
@@ -96,10 +97,6 @@ fn timed(store: JsStore) -> Timed {
     Timed::new(Rc::new(store), Rc::new(JsClock), STORAGE_TIMEOUT_MS)
 }
 
-pub(super) fn optional(v: JsValue) -> Option<JsValue> {
-    (!v.is_undefined() && !v.is_null()).then_some(v)
-}
-
 /// The `signal` of `endSession`'s options: an object with that field only,
 /// holding nothing or an `AbortSignal`.
 fn end_session_signal(options: &JsValue) -> std::result::Result<Option<JsValue>, JsValue> {
@@ -123,13 +120,6 @@ fn hook(v: JsValue, what: &str) -> Result<Option<Function>> {
             .map(Some)
             .map_err(|_| Error::invalid(format!("{what} must be a function"))),
     }
-}
-
-/// Takes an optional u32 option out of `obj` (its range is the core's rule).
-pub(super) fn u32_field(obj: &JsValue, name: &str) -> std::result::Result<Option<u32>, JsValue> {
-    let Some(v) = optional(take_field(obj, name)?) else { return Ok(None) };
-    let n = u32::try_from(js_count(&v, name)?).ok();
-    Ok(Some(n.ok_or_else(|| Error::invalid(format!("{name} must be an integer from 0 to 2^32 - 1")))?))
 }
 
 /// Reads `Memory.open`'s options into the core's options and ports, and
@@ -756,4 +746,23 @@ pub fn check_storage_adapter(
         crate::store::conformance::run(&store).await?;
         Ok(JsValue::UNDEFINED)
     })
+}
+
+#[wasm_bindgen(js_class = Memory)]
+impl JsMemory {
+    /// Stops the sync schedule and its `online` listener, and resolves once
+    /// a running sync and the background work already queued have settled;
+    /// then every call but `close` and `idle` rejects with `CLOSED`.
+    #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
+    pub fn close(&self) -> Promise {
+        drop(self.1.take());
+        let m = self.0.clone();
+        promise(
+            async move {
+                m.close().await;
+                Ok(())
+            },
+            |_| Ok(JsValue::UNDEFINED),
+        )
+    }
 }

@@ -15,33 +15,12 @@ use wasm_bindgen::JsCast;
 
 use super::js_store::JsStore;
 use super::memory::{optional, promise, u32_field, JsMemory};
+use super::transport::JsTransport;
 use super::JsClock;
-use super::{check_fields, describe, js_string, settle, shallow_copy, take_field, to_js};
-use crate::error::{Error, ErrorCode, Result};
-use crate::ports::LocalBoxFuture;
+use super::{check_fields, js_string, shallow_copy, take_field, to_js};
+use crate::error::{Error, Result};
 use crate::store::Timed;
-use crate::sync::{Relay, Transport};
-
-/// The host's transport function.
-pub(super) struct JsTransport(pub(super) Function);
-
-fn transport_error(why: String) -> Error {
-    Error::new(ErrorCode::SyncTransport, why)
-}
-
-impl Transport for JsTransport {
-    fn exchange(&self, request: Vec<u8>) -> LocalBoxFuture<'_, Result<Vec<u8>>> {
-        Box::pin(async move {
-            let failed = |e: JsValue| transport_error(format!("the sync transport failed: {}", describe(&e)));
-            let out = self.0.call1(&JsValue::NULL, &Uint8Array::from(request.as_slice())).map_err(failed)?;
-            let out = settle(out).await.map_err(failed)?;
-            let bytes = out.dyn_into::<Uint8Array>().map_err(|v| {
-                transport_error(format!("the sync transport must answer a Uint8Array, not {}", describe(&v)))
-            })?;
-            Ok(bytes.to_vec())
-        })
-    }
-}
+use crate::sync::Relay;
 
 /// The bytes of a request given to `exchange`.
 fn request_bytes(request: &JsValue) -> Result<Vec<u8>> {
