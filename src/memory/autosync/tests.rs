@@ -14,7 +14,7 @@ use super::*;
 use crate::llm::testing::{Reply, ScriptedLlm};
 use crate::longterm::records::new_memory;
 use crate::memory::tests::{options, World};
-use crate::memory::Ports;
+use crate::memory::{MemoryOptions, Ports};
 use crate::ports::LocalBoxFuture;
 use crate::store::{MemoryStore, Store};
 use crate::sync::Relay;
@@ -88,6 +88,28 @@ fn device(w: &mut World, wire: &Rc<Wire>, ports: Ports) -> Memory {
     m
 }
 
+/// A device whose first scheduled sync is held in its first exchange.
+fn held_device(w: &mut World) -> (Rc<Wire>, oneshot::Sender<()>, Memory) {
+    let wire = Wire::new(&relay());
+    let release = wire.hold();
+    let ports = w.ports(None);
+    let m = device(w, &wire, ports);
+    w.settle();
+    (wire, release, m)
+}
+
+/// Spawns `m.close()`; the flag says when it ended.
+fn closing(w: &World, m: &Memory) -> Rc<Cell<bool>> {
+    let (m, done) = (m.clone(), Rc::new(Cell::new(false)));
+    let flag = done.clone();
+    let close = async move {
+        m.close().await;
+        flag.set(true);
+    };
+    w.pool.spawner().spawn_local(close).unwrap();
+    done
+}
+
 fn syncs(w: &mut World, m: &Memory) -> u32 {
     w.run(m.stats()).unwrap().sync.map_or(0, |s| s.syncs)
 }
@@ -147,11 +169,7 @@ fn a_memory_remembered_on_one_device_reaches_another_by_their_schedules() {
 #[test]
 fn a_called_sync_waits_for_the_scheduled_one_and_never_overlaps_it() {
     let mut w = World::new();
-    let wire = Wire::new(&relay());
-    let release = wire.hold();
-    let ports = w.ports(None);
-    let m = device(&mut w, &wire, ports);
-    w.settle();
+    let (wire, release, m) = held_device(&mut w);
     assert_eq!(wire.calls.get(), 1, "the scheduled sync is in its first exchange");
     let called = wire.beside();
     let (m2, called2) = (m.clone(), called.clone());
@@ -170,20 +188,8 @@ fn a_called_sync_waits_for_the_scheduled_one_and_never_overlaps_it() {
 #[test]
 fn close_stops_the_schedule_waits_for_the_running_sync_and_then_calls_are_closed() {
     let mut w = World::new();
-    let wire = Wire::new(&relay());
-    let release = wire.hold();
-    let ports = w.ports(None);
-    let m = device(&mut w, &wire, ports);
-    w.settle();
-    let closed_at = Rc::new(Cell::new(false));
-    let (m2, flag) = (m.clone(), closed_at.clone());
-    w.pool
-        .spawner()
-        .spawn_local(async move {
-            m2.close().await;
-            flag.set(true);
-        })
-        .unwrap();
+    let (wire, release, m) = held_device(&mut w);
+    let closed_at = closing(&w, &m);
     w.settle();
     assert!(!closed_at.get(), "close waits for the sync in flight");
     assert!(m.add(user("too late")).now_or_never().unwrap().is_err_and(|e| e.code == ErrorCode::Closed));
@@ -257,11 +263,14 @@ fn the_backoff_stops_growing_at_its_cap() {
 fn close_waits_for_background_work_already_queued() {
     let mut w = World::new();
     let llm = Rc::new(ScriptedLlm::responding(|_| Reply::text("the summary")));
-    let mut opts = options("chat");
-    opts.session.max_tokens = Some(60);
-    opts.session.retain_recent_rounds = 1;
+    // A window of 60 tokens: six rounds make a compression due.
+    let session = crate::working::session::SessionOptions {
+        max_tokens: Some(60),
+        retain_recent_rounds: 1,
+        ..Default::default()
+    };
     let ports = w.ports(Some(llm.clone()));
-    let m = w.open_with(opts, ports);
+    let m = w.open_with(MemoryOptions { session, ..options("chat") }, ports);
     let release = llm.hold();
     for i in 0..6 {
         w.run(m.add(user(&format!("I like topic number {i}")))).unwrap();
@@ -269,15 +278,7 @@ fn close_waits_for_background_work_already_queued() {
         w.run(m.add(noted)).unwrap();
     }
     assert_eq!(m.running(), 1, "a compression is queued");
-    let done = Rc::new(Cell::new(false));
-    let (m2, flag) = (m.clone(), done.clone());
-    w.pool
-        .spawner()
-        .spawn_local(async move {
-            m2.close().await;
-            flag.set(true);
-        })
-        .unwrap();
+    let done = closing(&w, &m);
     w.settle();
     assert!(!done.get(), "close waits for the model");
     release.send(()).unwrap();
