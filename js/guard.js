@@ -35,7 +35,7 @@ export const ASYNC = {
     "add", "addNew", "compress", "endSession", "idle", "pendingWork", "buildContext", "sentEntries", "sessionHistory",
     "commitSummary", "remember", "rememberMany", "supersede", "search", "memories", "history",
     "undo", "forget", "forgetScope", "purge", "exportMemories", "importMemories", "stats", "derivedFrom", "deleteSession",
-    "sync",
+    "sync", "close",
   ]),
   SyncRelay: new Set(["open", "exchange", "sync"]),
   functions: new Set(["checkStorageAdapter"]),

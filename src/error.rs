@@ -52,6 +52,8 @@ pub enum ErrorCode {
     /// The host's sync transport failed: it rejected, or answered with
     /// something other than bytes.
     SyncTransport,
+    /// The memory was closed (`close()`): open it again.
+    Closed,
 }
 
 impl ErrorCode {
@@ -74,6 +76,7 @@ impl ErrorCode {
             ErrorCode::Decryption => "DECRYPTION",
             ErrorCode::SyncVersion => "SYNC_VERSION",
             ErrorCode::SyncTransport => "SYNC_TRANSPORT",
+            ErrorCode::Closed => "CLOSED",
         }
     }
 }

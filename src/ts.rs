@@ -134,6 +134,7 @@ pub fn declarations() -> String {
         declare::<embed::EmbedOptions>(&cfg, true),
         declare::<memory::SentEntries>(&cfg, false),
         declare::<memory::SyncStats>(&cfg, false),
+        declare::<memory::AutoSyncOptions>(&cfg, true),
         declare::<sync::SyncReport>(&cfg, false),
         declare::<memory::MemoryStats>(&cfg, false),
         declare::<memory::EmbeddingStats>(&cfg, false),

@@ -29,6 +29,7 @@ pub fn error(e: engine::Error) -> types::Error {
         ErrorCode::Decryption => C::Decryption,
         ErrorCode::SyncVersion => C::SyncVersion,
         ErrorCode::SyncTransport => C::SyncTransport,
+        ErrorCode::Closed => C::Closed,
     };
     types::Error { code, message: e.message }
 }

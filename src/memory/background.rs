@@ -54,6 +54,13 @@ impl Memory {
     /// nothing to compress. On failure nothing is lost. The calls' usage
     /// joins the session's usage record.
     pub async fn compress(&self) -> Result<Option<CompressReport>> {
+        self.check_open()?;
+        self.compress_queued().await
+    }
+
+    /// [`Memory::compress`] as the queued task runs it: also while a close
+    /// waits for it.
+    async fn compress_queued(&self) -> Result<Option<CompressReport>> {
         let model = self.inner.model.as_ref().ok_or_else(no_llm)?;
         let _turn = self.inner.work.lock().await;
         let before = model.governor.stats();
@@ -120,8 +127,8 @@ impl Memory {
 
     async fn run(&self, task: Task) {
         let out = match task {
-            Task::Compress => self.compress().await.map(|_| ()),
-            Task::ResumeSessionEnd => self.end_session().await.map(|_| ()),
+            Task::Compress => self.compress_queued().await.map(|_| ()),
+            Task::ResumeSessionEnd => self.end_session_queued().await.map(|_| ()),
             Task::Embed => self.embed_pending().await,
             Task::Reseal => self.reseal().await,
         };

@@ -36,6 +36,13 @@ impl Memory {
     /// memories by rule (no summary). Work that fails stays owed; dropping
     /// the future abandons it (also owed).
     pub async fn end_session(&self) -> Result<EndSessionReport> {
+        self.check_open()?;
+        self.end_session_queued().await
+    }
+
+    /// [`Memory::end_session`] as the queued task runs it: also while a
+    /// close waits for it.
+    pub(super) async fn end_session_queued(&self) -> Result<EndSessionReport> {
         let governor = self.inner.model.as_ref().map(|m| &m.governor);
         let _turn = self.inner.work.lock().await;
         let _ending = self.inner.end_lock.acquire().await?;

@@ -46,18 +46,21 @@ impl Memory {
     /// Stores a long-term memory unless one already says it; a fuller one
     /// supersedes what it contains, a changed detail supersedes the old.
     pub async fn remember(&self, entry: MemoryEntry) -> Result<Remembered> {
+        self.check_open()?;
         let entry = self.prepare_entry(entry, Place::Memory).await;
         self.write(async |r| r.remember(entry).await).await
     }
 
     /// Many memories in one transaction, each deduplicated.
     pub async fn remember_many(&self, entries: Vec<MemoryEntry>) -> Result<Vec<Remembered>> {
+        self.check_open()?;
         let entries = self.prepare_entries(entries, Place::Memory).await;
         self.write(async |r| r.remember_many(entries).await).await
     }
 
     /// Stores `entry` and expires `replaces` in its favour.
     pub async fn supersede(&self, entry: MemoryEntry, replaces: &[String]) -> Result<MemoryEntry> {
+        self.check_open()?;
         if replaces.is_empty() {
             return Err(Error::invalid("supersede needs the ids of the memories it replaces"));
         }
@@ -66,6 +69,7 @@ impl Memory {
     }
 
     pub async fn undo(&self, id: &str) -> Result<()> {
+        self.check_open()?;
         self.write(async |r| r.undo(id).await).await
     }
 
@@ -77,6 +81,7 @@ impl Memory {
     /// Hard-deletes a memory and what it was drawn from. False when this
     /// instance has no such memory.
     pub async fn forget(&self, id: &str) -> Result<bool> {
+        self.check_open()?;
         let (forgot, sources) = self
             .write(async |r| {
                 r.refresh().await?;
@@ -92,6 +97,7 @@ impl Memory {
 
     /// Hard-deletes every memory of a scope and what they were drawn from.
     pub async fn forget_scope(&self, scope: &Scope) -> Result<u32> {
+        self.check_open()?;
         let (n, sources) = self
             .write(async |r| {
                 r.refresh().await?;
@@ -106,6 +112,7 @@ impl Memory {
     /// Hard-deletes the namespace's long-term memory, the messages it was
     /// drawn from, and the processed hashes.
     pub async fn purge(&self) -> Result<()> {
+        self.check_open()?;
         let sources = self
             .write(async |r| {
                 r.refresh().await?;
@@ -142,6 +149,7 @@ impl Memory {
         options: &SearchOptions,
         vector: Option<Vec<f32>>,
     ) -> Result<Vec<Hit>> {
+        self.check_open()?;
         let query = &self.scrub(query, Place::Query);
         let vector = match vector {
             Some(_) if self.inner.vectors.is_none() => {
@@ -176,11 +184,13 @@ impl Memory {
     }
 
     pub async fn memories(&self) -> Result<Vec<MemoryEntry>> {
+        self.check_open()?;
         self.read(|r| r.memories()).await
     }
 
     /// The memories as `options` ask: in force now, or as of a time.
     pub async fn memories_with(&self, options: &MemoriesOptions) -> Result<Vec<MemoryEntry>> {
+        self.check_open()?;
         match options.as_of {
             Some(at) => {
                 check_time(at, "asOf")?;
@@ -193,6 +203,7 @@ impl Memory {
     /// Every memory drawn from a message (by its id), superseded ones too,
     /// and the session's summary when it covers the message.
     pub async fn derived_from(&self, message_id: &str) -> Result<Vec<MemoryEntry>> {
+        self.check_open()?;
         let mut out = self.read(|r| r.derived_from(message_id)).await?;
         let summary = {
             let mut s = self.inner.session.lock().await;
@@ -204,6 +215,7 @@ impl Memory {
     }
 
     pub async fn history(&self, id: &str) -> Result<Vec<MemoryEntry>> {
+        self.check_open()?;
         self.read(|r| r.history(id)).await
     }
 }

@@ -54,9 +54,11 @@
 //! This file holds the types and `open`; `working.rs` the session's
 //! messages and requests, `longterm.rs` long-term writes, forgetting and
 //! reads, `transfer.rs` import and export, `sync.rs` sync with a peer,
+//! `autosync.rs` sync on a schedule and `close`,
 //! `ending.rs` session end and its commits, `background.rs` compression and
 //! its commit, and the other background tasks.
 
+mod autosync;
 mod background;
 mod ending;
 mod longterm;
@@ -66,6 +68,7 @@ mod tests;
 mod transfer;
 mod working;
 
+pub use autosync::{AutoSyncOptions, MAX_SYNC_INTERVAL_MS, MIN_SYNC_INTERVAL_MS, SYNC_INTERVAL_MS};
 pub use sync::SyncStats;
 pub use transfer::ImportDocument;
 pub use working::SentEntries;
@@ -268,6 +271,11 @@ struct Inner {
     running: Cell<u32>,
     idle_waiters: RefCell<Vec<oneshot::Sender<()>>>,
     sync: RefCell<Option<SyncStats>>,
+    /// One sync at a time, scheduled or called ([`autosync`]).
+    sync_turn: Mutex<()>,
+    schedule: RefCell<Option<Rc<autosync::Schedule>>>,
+    /// `close()` was called: calls fail with `CLOSED`.
+    closed: Cell<bool>,
 }
 
 /// A session and its namespace's long-term memory. Cloning shares it.
@@ -411,6 +419,9 @@ impl Memory {
                 running: Cell::new(0),
                 idle_waiters: RefCell::default(),
                 sync: RefCell::default(),
+                sync_turn: Mutex::new(()),
+                schedule: RefCell::default(),
+                closed: Cell::new(false),
             }),
         };
         // With or without a model: session end has a rules judge, and a run
@@ -428,6 +439,7 @@ impl Memory {
 
     /// Runs `f` on the session if no async call holds it.
     pub fn with_session<T>(&self, f: impl FnOnce(&mut Session) -> T) -> Result<T> {
+        self.check_open()?;
         Ok(f(&mut *self.inner.session.try_lock().ok_or_else(busy)?))
     }
 
@@ -445,6 +457,7 @@ impl Memory {
     }
 
     pub async fn stats(&self) -> Result<MemoryStats> {
+        self.check_open()?;
         let (longterm, embedded, unembedded) =
             self.read(|r| (r.stats(), r.embedded(), r.unembedded_count())).await?;
         let embedding = self.inner.vectors.as_ref().map(|v| EmbeddingStats {

@@ -83,6 +83,7 @@ impl Memory {
     /// `transport` the same set ([`crate::sync::sync`]); what arrives is
     /// checked, landed and folded, a forget erasing what it forgets.
     pub async fn sync(&self, transport: &dyn Transport) -> Result<SyncReport> {
+        let _turn = self.sync_turn().await?;
         let timed = Timed::new(transport, self.inner.clock.as_ref());
         let out = crate::sync::sync(&Side(self), &timed).await;
         let mut stats = self.inner.sync.borrow_mut();

@@ -33,11 +33,13 @@ impl ImportDocument {
 
 impl Memory {
     pub async fn import(&self, mut doc: ExportDocument) -> Result<ImportReport> {
+        self.check_open()?;
         doc.entries = self.prepare_entries(doc.entries, Place::Import).await;
         self.write(async |r| r.import(doc).await).await
     }
 
     pub async fn export(&self) -> Result<ExportDocument> {
+        self.check_open()?;
         self.read(|r| r.export()).await
     }
 
@@ -60,6 +62,7 @@ impl Memory {
 
     /// Imports a sealed export: `DECRYPTION` without its key or when altered.
     pub async fn import_sealed(&self, export: &SealedExport) -> Result<ImportReport> {
+        self.check_open()?;
         let json = self.inner.sealed.open_export(export).await?;
         let doc = serde_json::from_str(&json)
             .map_err(|e| Error::invalid(format!("invalid export document: {e}")))?;

@@ -27,6 +27,7 @@ impl Memory {
     /// Stores a message (store first, then the window) and returns it; queues
     /// a background compression when one is due.
     pub async fn add(&self, mut message: NewMessage) -> Result<MemoryEntry> {
+        self.check_open()?;
         message.content = self.scrub(&message.content, Place::Message);
         for call in &mut message.tool_calls {
             call.arguments = self.scrub(&call.arguments, Place::Message);
@@ -51,6 +52,7 @@ impl Memory {
     /// with (same role, text as stored, and tool call id) is skipped.
     /// Returns what was added.
     pub async fn add_new(&self, messages: Vec<NewMessage>) -> Result<Vec<MemoryEntry>> {
+        self.check_open()?;
         let skip = {
             let mut s = self.inner.session.lock().await;
             s.sync().await?;
@@ -102,6 +104,7 @@ impl Memory {
     /// call back into this memory); the window is then built from the
     /// session, caught up with other writers.
     pub async fn build_context(&self, mut request: ContextRequest) -> Result<Context> {
+        self.check_open()?;
         request.query = request.query.map(|q| self.scrub(&q, Place::Query));
         request.recall = request.recall.map(|q| self.scrub(&q, Place::Query));
         // The user's new message is stored as the turn's (the history would
@@ -147,6 +150,7 @@ impl Memory {
     /// request is built, caught up with other writers, so every sent id is
     /// among them.
     pub async fn sent_entries(&self, request: ContextRequest) -> Result<SentEntries> {
+        self.check_open()?;
         let Context { messages, report } = self.build_context(request).await?;
         let system = messages.into_iter().next().filter(|m| m.role == Role::System).map(|m| m.content);
         let live = self.inner.session.lock().await.messages();
@@ -172,12 +176,14 @@ impl Memory {
     /// Every stored message of the session, oldest first (other writers'
     /// too, in position order).
     pub async fn session_history(&self) -> Result<Vec<MemoryEntry>> {
+        self.check_open()?;
         self.inner.session.lock().await.history().await
     }
 
     /// Commits a summary that replaces the compressible messages through
     /// `through_id` (a host that summarizes by itself).
     pub async fn commit_summary(&self, content: String, through_id: &str) -> Result<MemoryEntry> {
+        self.check_open()?;
         let content = self.scrub(&content, Place::Summary);
         let _turn = self.inner.work.lock().await;
         let _held = self.inner.lock.acquire().await?;
@@ -188,6 +194,7 @@ impl Memory {
     /// owed work, and its turns from recall. Long-term memories drawn from
     /// it stay (`derivedFrom` finds them). Returns the records deleted.
     pub async fn delete_session(&self, session_id: &str) -> Result<u32> {
+        self.check_open()?;
         crate::working::session::validate_session_id(session_id)?;
         let target = crate::working::session::storage_id_of(session_id);
         let store = {
@@ -216,6 +223,7 @@ impl Memory {
     /// Deletes this session's newest message and returns it (`None` when
     /// there is none, or a summary covers it); it leaves recall too.
     pub async fn pop_message(&self) -> Result<Option<MemoryEntry>> {
+        self.check_open()?;
         let _turn = self.inner.work.lock().await;
         let _held = self.inner.lock.acquire().await?;
         let popped = self.inner.session.lock().await.pop().await?;
@@ -229,6 +237,7 @@ impl Memory {
     /// deleted, and its turns leave recall; long-term memories drawn from it
     /// stay (`derivedFrom` finds them). Returns the messages deleted.
     pub async fn clear_session(&self) -> Result<u32> {
+        self.check_open()?;
         let _turn = self.inner.work.lock().await;
         let _held = self.inner.lock.acquire().await?;
         let (deleted, storage_id) = {
@@ -242,6 +251,7 @@ impl Memory {
 
     /// Session ends owed in this namespace.
     pub async fn pending_work(&self) -> Result<Vec<OutboxRecord>> {
+        self.check_open()?;
         let store = self.inner.session.lock().await.store().clone();
         outbox::list(store.as_ref(), &self.inner.damage).await
     }

@@ -224,3 +224,15 @@ pub(crate) fn js_count(value: &JsValue, what: &str) -> Result<u64, JsValue> {
 pub(crate) fn js_usize(value: &JsValue, what: &str) -> Result<usize, JsValue> {
     Ok(usize::try_from(js_count(value, what)?).unwrap_or(usize::MAX))
 }
+
+/// An option given: neither `undefined` nor `null`.
+pub(crate) fn optional(v: JsValue) -> Option<JsValue> {
+    (!v.is_undefined() && !v.is_null()).then_some(v)
+}
+
+/// Takes an optional u32 option out of `obj` (its range is the core's rule).
+pub(crate) fn u32_field(obj: &JsValue, name: &str) -> std::result::Result<Option<u32>, JsValue> {
+    let Some(v) = optional(take_field(obj, name)?) else { return Ok(None) };
+    let n = u32::try_from(js_count(&v, name)?).ok();
+    Ok(Some(n.ok_or_else(|| Error::invalid(format!("{name} must be an integer from 0 to 2^32 - 1")))?))
+}

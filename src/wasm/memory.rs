@@ -11,6 +11,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::future_to_promise;
 
+use super::autosync::{parse_sync, AutoSync, OnlineListener};
 use super::cipher::parse_encryption;
 use super::embed::parse_embed_option;
 use super::indexeddb::IndexedDbStore;
@@ -24,6 +25,7 @@ use super::tokenizer::JsTokenizer;
 use super::types::{JsContextRequest, JsMemoryOptions, JsMessageInput, JsSessionUsage, JsUsageReport};
 use super::types::{JsEndSessionOptions, JsEntryInput, JsSearchOptions};
 use super::{check_fields, describe, from_js, js_count, js_string, shallow_copy, take_field, to_js, JsClock};
+pub(super) use super::{optional, u32_field};
 use crate::entry::EntryInput;
 use crate::entry::Scope;
 use crate::error::{Error, Result};
@@ -74,6 +76,7 @@ const OPEN_FIELDS: &[&str] = &[
     "embedOptions",
     "encryption",
     "redact",
+    "sync",
 ];
 
 async fn open_store(spec: JsValue, namespace: &str) -> Result<Rc<dyn Store>> {
@@ -92,10 +95,6 @@ async fn open_store(spec: JsValue, namespace: &str) -> Result<Rc<dyn Store>> {
 /// An adapter used without a `Memory`, timed as `Memory.open` times it.
 fn timed(store: JsStore) -> Timed {
     Timed::new(Rc::new(store), Rc::new(JsClock), STORAGE_TIMEOUT_MS)
-}
-
-pub(super) fn optional(v: JsValue) -> Option<JsValue> {
-    (!v.is_undefined() && !v.is_null()).then_some(v)
 }
 
 /// The `signal` of `endSession`'s options: an object with that field only,
@@ -123,15 +122,11 @@ fn hook(v: JsValue, what: &str) -> Result<Option<Function>> {
     }
 }
 
-/// Takes an optional u32 option out of `obj` (its range is the core's rule).
-pub(super) fn u32_field(obj: &JsValue, name: &str) -> std::result::Result<Option<u32>, JsValue> {
-    let Some(v) = optional(take_field(obj, name)?) else { return Ok(None) };
-    let n = u32::try_from(js_count(&v, name)?).ok();
-    Ok(Some(n.ok_or_else(|| Error::invalid(format!("{name} must be an integer from 0 to 2^32 - 1")))?))
-}
-
-/// Reads `Memory.open`'s options into the core's options and ports.
-async fn parse_open(options: JsValue) -> std::result::Result<(MemoryOptions, Ports), JsValue> {
+/// Reads `Memory.open`'s options into the core's options and ports, and
+/// the sync schedule's.
+async fn parse_open(
+    options: JsValue,
+) -> std::result::Result<(MemoryOptions, Ports, Option<AutoSync>), JsValue> {
     if !options.is_object() {
         return Err(Error::invalid("Memory.open needs an options object").into());
     }
@@ -185,6 +180,7 @@ async fn parse_open(options: JsValue) -> std::result::Result<(MemoryOptions, Por
     };
     let long_term = hook(take_field(&copy, "longTerm")?, "longTerm")?;
     let on_damaged = hook(take_field(&copy, "onDamaged")?, "onDamaged")?;
+    let sync = optional(take_field(&copy, "sync")?).map(parse_sync).transpose()?;
     let storage_timeout_ms = u32_field(&copy, "storageTimeoutMs")?;
     let long_term_timeout_ms = u32_field(&copy, "longTermTimeoutMs")?;
     let pinned_profile = u32_field(&copy, "pinnedProfile")?;
@@ -227,11 +223,12 @@ async fn parse_open(options: JsValue) -> std::result::Result<(MemoryOptions, Por
         cipher,
         patterns,
     };
-    Ok((options, ports))
+    Ok((options, ports, sync))
 }
 
+/// The core memory, and the `online` listener of its sync schedule.
 #[wasm_bindgen(js_name = Memory)]
-pub struct JsMemory(pub(super) Memory);
+pub struct JsMemory(pub(super) Memory, pub(super) std::cell::RefCell<Option<OnlineListener>>);
 
 /// A promise of a core call: its error rejects it.
 pub(super) fn promise<T: 'static, F>(
@@ -281,8 +278,10 @@ impl JsMemory {
     pub fn open(options: JsMemoryOptions) -> Promise {
         let options: JsValue = options.into();
         future_to_promise(async move {
-            let (options, ports) = parse_open(options).await?;
-            Ok(JsMemory(Memory::open(options, ports).await?).into())
+            let (options, ports, sync) = parse_open(options).await?;
+            let memory = Memory::open(options, ports).await?;
+            let online = sync.map(|sync| super::autosync::start(&memory, sync)).transpose()?.flatten();
+            Ok(JsMemory(memory, online.into()).into())
         })
     }
 
@@ -747,4 +746,23 @@ pub fn check_storage_adapter(
         crate::store::conformance::run(&store).await?;
         Ok(JsValue::UNDEFINED)
     })
+}
+
+#[wasm_bindgen(js_class = Memory)]
+impl JsMemory {
+    /// Stops the sync schedule and its `online` listener, and resolves once
+    /// a running sync and the background work already queued have settled;
+    /// then every call but `close` and `idle` rejects with `CLOSED`.
+    #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
+    pub fn close(&self) -> Promise {
+        drop(self.1.take());
+        let m = self.0.clone();
+        promise(
+            async move {
+                m.close().await;
+                Ok(())
+            },
+            |_| Ok(JsValue::UNDEFINED),
+        )
+    }
 }

@@ -3,6 +3,7 @@
 //! `Error`s that carry the stable `code`. Nothing here holds logic the core
 //! could hold.
 
+mod autosync;
 mod budget;
 mod cipher;
 mod clock;
@@ -21,6 +22,7 @@ mod search;
 mod spawn;
 mod sync;
 mod tokenizer;
+mod transport;
 mod types;
 
 use wasm_bindgen::prelude::*;
@@ -28,7 +30,7 @@ use wasm_bindgen::prelude::*;
 pub(crate) use clock::{now_ms, JsClock};
 pub(crate) use convert::{
     check_fields, describe, fields_of, from_js, from_js_list, js_count, js_error, js_string, js_usize,
-    json_of, settle, shallow_copy, take_field, to_js,
+    json_of, optional, settle, shallow_copy, take_field, to_js, u32_field,
 };
 
 /// The design's fast token estimate, with CJK ranges corrected.

@@ -10,46 +10,18 @@
 
 use std::rc::Rc;
 
-use js_sys::{Function, Promise, Uint8Array};
+use js_sys::{Promise, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use super::js_store::JsStore;
 use super::memory::{optional, promise, u32_field, JsMemory};
+use super::transport::JsTransport;
 use super::JsClock;
-use super::{check_fields, describe, js_string, settle, shallow_copy, take_field, to_js};
-use crate::error::{Error, ErrorCode, Result};
-use crate::ports::LocalBoxFuture;
+use super::{check_fields, js_string, shallow_copy, take_field, to_js};
+use crate::error::{Error, Result};
 use crate::store::Timed;
-use crate::sync::{Relay, Transport};
-
-/// The host's transport function.
-struct JsTransport(Function);
-
-fn transport_error(why: String) -> Error {
-    Error::new(ErrorCode::SyncTransport, why)
-}
-
-impl Transport for JsTransport {
-    fn exchange(&self, request: Vec<u8>) -> LocalBoxFuture<'_, Result<Vec<u8>>> {
-        Box::pin(async move {
-            let failed = |e: JsValue| transport_error(format!("the sync transport failed: {}", describe(&e)));
-            let out = self.0.call1(&JsValue::NULL, &Uint8Array::from(request.as_slice())).map_err(failed)?;
-            let out = settle(out).await.map_err(failed)?;
-            let bytes = out.dyn_into::<Uint8Array>().map_err(|v| {
-                transport_error(format!("the sync transport must answer a Uint8Array, not {}", describe(&v)))
-            })?;
-            Ok(bytes.to_vec())
-        })
-    }
-}
-
-/// The host's transport function, or a typed error.
-fn transport_fn(transport: JsValue) -> Result<Function> {
-    transport
-        .dyn_into::<Function>()
-        .map_err(|_| Error::invalid("sync needs a transport: (request: Uint8Array) => Promise<Uint8Array>"))
-}
+use crate::sync::Relay;
 
 /// The bytes of a request given to `exchange`.
 fn request_bytes(request: &JsValue) -> Result<Vec<u8>> {
@@ -71,7 +43,7 @@ impl JsMemory {
         transport: JsValue,
     ) -> Promise {
         let m = self.0.clone();
-        promise(async move { Ok(m.sync(&JsTransport(transport_fn(transport)?)).await?) }, to_js)
+        promise(async move { Ok(m.sync(&JsTransport::new(transport, "the sync transport")?).await?) }, to_js)
     }
 }
 
@@ -127,6 +99,9 @@ impl JsSyncRelay {
         transport: JsValue,
     ) -> Promise {
         let relay = self.0.clone();
-        promise(async move { Ok(relay.sync(&JsTransport(transport_fn(transport)?), &JsClock).await?) }, to_js)
+        promise(
+            async move { Ok(relay.sync(&JsTransport::new(transport, "the sync transport")?, &JsClock).await?) },
+            to_js,
+        )
     }
 }

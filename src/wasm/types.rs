@@ -68,6 +68,8 @@ export interface MemoryOptions extends SessionOptions {
   encryption?: EncryptionOptions;
   /** Replace e-mail addresses, phone numbers, card numbers (Luhn), IBANs and API-key-like strings (and your own patterns) with placeholders such as "[EMAIL]" in messages, memories, summaries, imports and queries, before anything is stored or sent to the model or the embedder. `true` runs every built-in detector. */
   redact?: boolean | RedactConfig;
+  /** Sync long-term memory in the background: right after open (open does not wait), every `intervalMs`, and when the browser comes back online; failures land in `stats().sync.lastError`. `close()` stops it. */
+  sync?: AutoSyncOptions;
 }
 
 export interface RedactConfig extends RedactOptions {
@@ -154,6 +156,12 @@ export interface IndexDocument {
 
 #[wasm_bindgen(typescript_custom_section)]
 const TS_SYNC_TYPES: &'static str = r#"
+/** `Memory.open`'s `sync`. */
+export interface AutoSyncOptions {
+  /** The way to the peer (a relay): one request, one answer. `httpTransport` of "agent-memory/sync/http" posts each with your fetch. */
+  transport: (request: Uint8Array) => Promise<Uint8Array> | Uint8Array;
+}
+
 /** `SyncRelay.open`: a relay on a storage adapter, in one user's namespace. */
 export interface SyncRelayOptions {
   store: StorageAdapter;

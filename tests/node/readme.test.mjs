@@ -70,6 +70,8 @@ const GIVEN = {
   memoryBlock: `Array.from({ length: 400 }, (_, i) => "- memory line " + i).join("\\n")`,
   token: `"sk-test"`,
   adapter: `(await import("agent-memory/adapters/map")).mapAdapter()`,
+  // A sync transport to an in-process relay, as a fetch to a relay route would be.
+  relay: `await (async () => { const { SyncRelay } = await import("agent-memory"); const { mapAdapter } = await import("agent-memory/adapters/map"); const r = await SyncRelay.open({ store: mapAdapter(), namespace: "user-42" }); return (request) => r.exchange(request); })()`,
   myQueryVector: `${JSON.stringify(scriptedEmbedding("which pet do I have"))}`,
 };
 
