@@ -268,6 +268,8 @@ struct Inner {
     running: Cell<u32>,
     idle_waiters: RefCell<Vec<oneshot::Sender<()>>>,
     sync: RefCell<Option<SyncStats>>,
+    /// This instance's syncs, one at a time.
+    sync_turn: Mutex<()>,
 }
 
 /// A session and its namespace's long-term memory. Cloning shares it.
@@ -411,6 +413,7 @@ impl Memory {
                 running: Cell::new(0),
                 idle_waiters: RefCell::default(),
                 sync: RefCell::default(),
+                sync_turn: Mutex::new(()),
             }),
         };
         // With or without a model: session end has a rules judge, and a run

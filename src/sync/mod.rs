@@ -26,7 +26,8 @@
 //! An item id: the first 8 bytes are a big-endian hybrid logical clock
 //! whose top 48 bits are milliseconds (the reconciliation's timestamp),
 //! then the writer (8 bytes), the content hash (8), the item's kind (1),
-//! and zeros. The kind is a family (its low 6 bits: 1, long-term memory)
+//! and zeros. The kind is a family (its low 6 bits: 1, long-term memory;
+//! 2, sessions' messages and summaries)
 //! and two flags a relay acts on without reading any item:
 //!
 //! - [`ERASED`]: what is left of an item once its content was deleted (a
@@ -65,6 +66,9 @@ pub type ItemId = [u8; ID_LEN];
 
 /// The kind byte of a long-term operation's id.
 pub const KIND_LONG_TERM: u8 = 1;
+/// The kind byte of a session's message, summary or erasure
+/// ([`crate::working::session::replica`]).
+pub const KIND_SESSION: u8 = 2;
 /// The family bits of a kind byte.
 pub const FAMILY: u8 = 0x3f;
 /// The flag of an erased item (its original: the same id without it).

@@ -78,7 +78,7 @@ impl Transport for ToMemory<'_> {
                 return Err(Error::storage("the connection dropped"));
             }
             self.1.set(self.1.get() - 1);
-            self.0.answer_sync(&request).await
+            self.0.answer_sync(&request, false).await
         })
     }
 }
