@@ -66,7 +66,7 @@ mod tests;
 mod transfer;
 mod working;
 
-pub use sync::{SyncStats, EXCHANGE_TIMEOUT_MS};
+pub use sync::{SyncOptions, SyncStats, EXCHANGE_TIMEOUT_MS};
 pub use transfer::ImportDocument;
 pub use working::SentEntries;
 

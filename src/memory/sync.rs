@@ -1,9 +1,9 @@
 //! Sync of the namespace's long-term memory with a peer (a relay, or
 //! another memory): the memory as one side of [`crate::sync`]; with
 //! `sessions`, its sessions' messages and summaries too
-//! ([`crate::working::session::replica`]). Without, session items a peer
-//! holds are left alone (they still reach this side when the peer offers
-//! them: reconciliation does not know a side's families).
+//! ([`crate::working::session::replica`]). Without, reconciliation covers
+//! long-term memory alone: a relay neither offers nor sends this side the
+//! session items it holds ([`crate::sync::Replica::families`]).
 //!
 //! What leaves is each operation's stored line, sealed under the memory's
 //! key when it has one (bound to the operation's id and the namespace), so
@@ -23,12 +23,27 @@ use crate::longterm::LongTermMemory;
 use crate::ports::clock::call_within;
 use crate::ports::LocalBoxFuture;
 use crate::semaphore::Semaphore;
-use crate::sync::{timestamp, ItemId, Record, Replica, SyncReport, Transport, ERASED, FAMILY, KIND_SESSION};
+use crate::sync::{
+    timestamp, Families, ItemId, Record, Replica, SyncReport, Transport, ERASED, FAMILY, KIND_SESSION,
+    LONG_TERM_ONLY,
+};
 use crate::working::session::replica;
 
 /// An exchange must settle within this, or the sync fails with `TIMEOUT`
 /// (what landed stays).
 pub const EXCHANGE_TIMEOUT_MS: u32 = 30_000;
+
+/// What a sync covers beyond long-term memory (`memory.sync(transport,
+/// options)`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct SyncOptions {
+    /// The sessions' messages and summaries too (default false), so a chat
+    /// goes on on another device: a message deleted (`popMessage`,
+    /// `clearSession`, `forget`, `deleteSession`) stays deleted there. A
+    /// sync without it neither sends nor receives session items.
+    pub sessions: bool,
+}
 
 /// This instance's syncs, for `stats().sync`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -100,6 +115,10 @@ impl<'a> Side<'a> {
 }
 
 impl Replica for Side<'_> {
+    fn families(&self) -> Families {
+        LONG_TERM_ONLY | if self.sessions { 1 << KIND_SESSION } else { 0 }
+    }
+
     fn ids(&self) -> LocalBoxFuture<'_, Result<Vec<ItemId>>> {
         Box::pin(async move {
             let mut ids = self.memory.read(|r| r.item_ids()).await?;
@@ -203,16 +222,16 @@ impl Memory {
     /// `transport` the same set ([`crate::sync::sync`]); what arrives is
     /// checked, landed and folded, a forget erasing what it forgets.
     pub async fn sync(&self, transport: &dyn Transport) -> Result<SyncReport> {
-        self.sync_with(transport, false).await
+        self.sync_with(transport, SyncOptions::default()).await
     }
 
     /// [`Memory::sync`], with the sessions' messages and summaries too
-    /// when `sessions`. One sync of this instance runs at a time: a second
-    /// waits for the first.
-    pub async fn sync_with(&self, transport: &dyn Transport, sessions: bool) -> Result<SyncReport> {
+    /// when `options.sessions`. One sync of this instance runs at a time: a
+    /// second waits for the first.
+    pub async fn sync_with(&self, transport: &dyn Transport, options: SyncOptions) -> Result<SyncReport> {
         let _turn = self.inner.sync_turn.lock().await;
         let timed = Timed { transport, memory: self, permits: Semaphore::new(1) };
-        let side = Side::new(self, sessions);
+        let side = Side::new(self, options.sessions);
         let out = crate::sync::sync(&side, &timed).await;
         let mut stats = self.inner.sync.borrow_mut();
         let s = stats.get_or_insert_with(SyncStats::default);
@@ -236,8 +255,10 @@ impl Memory {
 
     /// The answer to one exchange of a peer's sync: a memory answers
     /// another directly, with no relay between (its sessions too when
-    /// `sessions`).
-    pub async fn answer_sync(&self, request: &[u8], sessions: bool) -> Result<Vec<u8>> {
-        crate::sync::answer(&Side::new(self, sessions), request).await
+    /// `options.sessions` and the peer asks for them; a peer syncing
+    /// sessions with a memory that does not is sent none, and the session
+    /// items it sends are dropped).
+    pub async fn answer_sync(&self, request: &[u8], options: SyncOptions) -> Result<Vec<u8>> {
+        crate::sync::answer(&Side::new(self, options.sessions), request).await
     }
 }

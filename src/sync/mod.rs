@@ -75,6 +75,19 @@ pub const FAMILY: u8 = 0x3f;
 pub const ERASED: u8 = 0x80;
 /// The flag of a purge (the family's items stamped before it are gone).
 pub const PURGE: u8 = 0x40;
+/// Families, as a sync asks for them: bit `1 << family` for each (families
+/// 0 to 7 can be named).
+pub type Families = u8;
+/// Long-term memory alone: what a sync covers unless it asks for more.
+pub const LONG_TERM_ONLY: Families = 1 << KIND_LONG_TERM;
+/// Every family: a relay holds them all.
+pub const ALL_FAMILIES: Families = u8::MAX;
+
+/// Whether `id`'s family is among `families`.
+pub fn in_families(id: &ItemId, families: Families) -> bool {
+    let family = id[24] & FAMILY;
+    family < 8 && families >> family & 1 == 1
+}
 
 /// An item as it travels: its id and its bytes (a stored operation, plain
 /// or sealed).
@@ -119,7 +132,12 @@ pub fn timestamp(id: &ItemId) -> u64 {
 
 /// One side of a sync: a set of items.
 pub trait Replica {
-    /// The ids of every item held.
+    /// The families it syncs: reconciliation covers only those both sides
+    /// sync, so a device without sessions neither sends nor is offered
+    /// session items.
+    fn families(&self) -> Families;
+
+    /// The ids of every item held (of its families).
     fn ids(&self) -> LocalBoxFuture<'_, Result<Vec<ItemId>>>;
 
     /// The records of those of `ids` it holds.

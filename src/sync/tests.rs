@@ -26,6 +26,9 @@ use crate::tokens::Estimate;
 struct MapReplica(RefCell<BTreeMap<ItemId, Vec<u8>>>);
 
 impl Replica for MapReplica {
+    fn families(&self) -> Families {
+        ALL_FAMILIES
+    }
     fn ids(&self) -> LocalBoxFuture<'_, Result<Vec<ItemId>>> {
         Box::pin(async move { Ok(self.0.borrow().keys().copied().collect()) })
     }
@@ -78,7 +81,7 @@ impl Transport for ToMemory<'_> {
                 return Err(Error::storage("the connection dropped"));
             }
             self.1.set(self.1.get() - 1);
-            self.0.answer_sync(&request, false).await
+            self.0.answer_sync(&request, Default::default()).await
         })
     }
 }

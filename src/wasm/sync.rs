@@ -15,9 +15,11 @@ use wasm_bindgen::JsCast;
 
 use super::js_store::JsStore;
 use super::memory::{optional, promise, u32_field, JsMemory};
+use super::types::JsSyncOptions;
 use super::JsClock;
 use super::{check_fields, describe, js_string, settle, shallow_copy, take_field, to_js};
 use crate::error::{Error, ErrorCode, Result};
+use crate::memory::SyncOptions;
 use crate::ports::LocalBoxFuture;
 use crate::store::Timed;
 use crate::sync::{Relay, Transport};
@@ -52,23 +54,43 @@ fn request_bytes(request: &JsValue) -> Result<Vec<u8>> {
     Ok(bytes.to_vec())
 }
 
+/// `sync`'s options (`{ sessions?: boolean }`), read by hand: a serde
+/// reader of its own would cost the wasm more than the one field.
+fn sync_options(options: Option<JsSyncOptions>) -> std::result::Result<SyncOptions, JsValue> {
+    let Some(options) = options.map(JsValue::from).and_then(optional) else {
+        return Ok(SyncOptions::default());
+    };
+    if !options.is_object() || js_sys::Array::is_array(&options) {
+        return Err(Error::invalid("sync options must be an object: { sessions?: boolean }").into());
+    }
+    check_fields(&options, "sync option", &["sessions"], &[])?;
+    let sessions = match optional(js_sys::Reflect::get(&options, &"sessions".into())?) {
+        None => false,
+        Some(v) => v.as_bool().ok_or_else(|| Error::invalid("sync option sessions must be a boolean"))?,
+    };
+    Ok(SyncOptions { sessions })
+}
+
 #[wasm_bindgen(js_class = Memory)]
 impl JsMemory {
     /// Syncs the namespace's long-term memory with a peer through the
-    /// host's transport: only what differs travels; a forget propagates.
+    /// host's transport (with `{ sessions: true }`, the sessions' messages
+    /// and summaries too): only what differs travels; a deletion propagates.
     #[wasm_bindgen(unchecked_return_type = "Promise<SyncReport>")]
     pub fn sync(
         &self,
         #[wasm_bindgen(unchecked_param_type = "(request: Uint8Array) => Promise<Uint8Array> | Uint8Array")]
         transport: JsValue,
+        options: Option<JsSyncOptions>,
     ) -> Promise {
+        let options = sync_options(options);
         let m = self.0.clone();
         promise(
             async move {
                 let f = transport.dyn_into::<Function>().map_err(|_| {
                     Error::invalid("sync needs a transport: (request: Uint8Array) => Promise<Uint8Array>")
                 })?;
-                Ok(m.sync(&JsTransport(f)).await?)
+                Ok(m.sync_with(&JsTransport(f), options?).await?)
             },
             to_js,
         )

@@ -26,8 +26,6 @@
 //! later); a session holds one summary, and of two the one covering more
 //! stays (ties: the larger id), the other erased.
 
-use std::collections::{BTreeMap, BTreeSet};
-
 use super::{covers_through, position, storage_id_of, validate_session_id};
 use crate::base64::{hex, unhex};
 use crate::entry::{Kind, MemoryEntry};
@@ -81,18 +79,31 @@ pub fn marker(key: &str, value: &str) -> Option<(String, String)> {
     Some((format!("{}{}", gone_prefix(session), entry.id), hex(&twin(&id))))
 }
 
-/// What a store holds of sessions.
+/// What a store holds of sessions. Sorted vectors, not B-trees: each
+/// B-tree of a new key type costs the wasm its own copy of the tree code.
 #[derive(Default)]
 struct Held {
     /// Every item, with its bytes.
     items: Vec<(ItemId, Vec<u8>)>,
-    /// Each original's record key.
-    originals: BTreeMap<ItemId, String>,
-    erased: BTreeSet<ItemId>,
-    /// Each session's summary: its id and entry.
-    summaries: BTreeMap<String, (ItemId, MemoryEntry)>,
+    /// Each original's id, record key and value, by id.
+    originals: Vec<(ItemId, String, String)>,
+    /// The erasures held, sorted.
+    erased: Vec<ItemId>,
+    /// Each session's summary: the session, its id and entry.
+    summaries: Vec<(String, ItemId, MemoryEntry)>,
     /// Records whose erasure is held (a deletion cut off after its marker).
     stale: Vec<String>,
+}
+
+/// Inserts `x` into the sorted `v`; false when it was there.
+fn insert_sorted<T: Ord>(v: &mut Vec<T>, x: T) -> bool {
+    match v.binary_search(&x) {
+        Ok(_) => false,
+        Err(at) => {
+            v.insert(at, x);
+            true
+        }
+    }
 }
 
 async fn held(store: &dyn Store) -> Result<Held> {
@@ -102,22 +113,24 @@ async fn held(store: &dyn Store) -> Result<Held> {
         if let Some(entry_id) = tail.strip_prefix("gone/") {
             // An id-only marker of before sync holds nothing: it stays local.
             let Some(id) = unhex(&value).and_then(|b| ItemId::try_from(b).ok()) else { continue };
-            h.erased.insert(id);
+            h.erased.push(id);
             h.items.push((id, bytes_of(ERASURE, session, entry_id)));
             continue;
         }
         let entry = (tail == "summary").then(|| serde_json::from_str::<MemoryEntry>(&value).ok()).flatten();
         let Some((id, bytes)) = original_of(&key, &value, entry.as_ref()) else { continue };
         if let Some(e) = entry {
-            h.summaries.insert(session.to_string(), (id, e));
+            h.summaries.push((session.to_string(), id, e));
         }
-        h.originals.insert(id, key);
+        h.originals.push((id, key, value));
         h.items.push((id, bytes));
     }
+    crate::order::sort(&mut h.erased);
+    crate::order::sort(&mut h.originals);
     let erased = &h.erased;
-    h.stale =
-        h.originals.iter().filter(|(id, _)| erased.contains(&twin(id))).map(|(_, k)| k.clone()).collect();
-    h.items.retain(|(id, _)| id[24] & ERASED != 0 || !erased.contains(&twin(id)));
+    let gone = |id: &ItemId| erased.binary_search(&twin(id)).is_ok();
+    h.stale = h.originals.iter().filter(|(id, ..)| gone(id)).map(|(_, k, _)| k.clone()).collect();
+    h.items.retain(|(id, _)| id[24] & ERASED != 0 || !gone(id));
     Ok(h)
 }
 
@@ -200,18 +213,18 @@ pub async fn receive(store: &dyn Store, records: Vec<Record>) -> Result<Received
     let Held { originals, mut erased, mut summaries, stale, .. } = held(store).await?;
     let mut out = Received::default();
     let (mut puts, mut deletes): (Vec<(String, String)>, Vec<String>) = (Vec::new(), stale);
-    let mut taken: BTreeSet<ItemId> = BTreeSet::new();
-    let mut keys: BTreeSet<String> = originals.values().cloned().collect();
-    let mut touched: BTreeSet<String> = BTreeSet::new();
-    // Erasures first: an original arriving beside its erasure is refused.
-    let (first, then): (Vec<Record>, Vec<Record>) =
-        records.into_iter().partition(|r| r.bytes.first() == Some(&ERASURE));
+    // Sorted: the originals taken in this receive, and every message key.
+    let mut taken: Vec<ItemId> = Vec::new();
+    let mut keys: Vec<String> = originals.iter().map(|(_, k, _)| k.clone()).collect();
+    crate::order::sort(&mut keys);
     // The marker of `id` erased, written, and its erasure held from now on.
-    let erase = |id: ItemId, session: &str, entry_id: &str, erased: &mut BTreeSet<ItemId>| {
-        erased.insert(twin(&id));
+    let erase = |id: ItemId, session: &str, entry_id: &str, erased: &mut Vec<ItemId>| {
+        insert_sorted(erased, twin(&id));
         (format!("{}{entry_id}", gone_prefix(session)), hex(&twin(&id)))
     };
-    for record in first.iter().chain(&then) {
+    // Erasures first: an original arriving beside its erasure is refused.
+    let erasure = |r: &&Record| r.bytes.first() == Some(&ERASURE);
+    for record in records.iter().filter(erasure).chain(records.iter().filter(|r| !erasure(r))) {
         let id = record.id;
         let item = match check(record) {
             Ok(item) => item,
@@ -220,72 +233,82 @@ pub async fn receive(store: &dyn Store, records: Vec<Record>) -> Result<Received
                 continue;
             }
         };
-        let held = originals.contains_key(&id) || taken.contains(&id);
+        let original = originals.binary_search_by(|(o, ..)| o.cmp(&twin(&id)));
+        let held =
+            originals.binary_search_by(|(o, ..)| o.cmp(&id)).is_ok() || taken.binary_search(&id).is_ok();
+        let session = match &item {
+            Item::Message { session, .. } | Item::Summary { session, .. } | Item::Erasure { session, .. } => {
+                session.clone()
+            }
+        };
+        let summary_at = summaries.iter().position(|(s, _, _)| *s == session);
         match item {
-            Item::Erasure { session, entry_id } => {
-                if erased.contains(&id) {
+            Item::Erasure { entry_id, .. } => {
+                if erased.binary_search(&id).is_ok() {
                     continue;
                 }
-                let original = twin(&id);
-                if let Some(key) = originals.get(&original) {
-                    let stored = match store.get(key).await? {
-                        Some(v) => serde_json::from_str::<MemoryEntry>(&v).ok(),
-                        None => None,
-                    };
+                if let Ok(at) = original {
+                    let (_, key, value) = &originals[at];
+                    let stored = serde_json::from_str::<MemoryEntry>(value).ok();
                     let in_session = key.starts_with(&format!("{SESSIONS_PREFIX}{session}/"));
                     let Some(entry) = stored.filter(|e| e.id == entry_id && in_session) else {
                         out.rejected.push((id, "an erasure that is not of the entry its original holds"));
                         continue;
                     };
                     deletes.push(key.clone());
-                    if summaries.get(&session).is_some_and(|(s, _)| *s == original) {
-                        summaries.remove(&session);
+                    if let Some(at) = summary_at.filter(|&at| summaries[at].1 == twin(&id)) {
+                        summaries.remove(at);
                     }
                     out.erased.push(entry);
                     out.conflicts += 1;
                 }
-                puts.push(erase(original, &session, &entry_id, &mut erased));
-                touched.insert(session);
+                puts.push(erase(twin(&id), &session, &entry_id, &mut erased));
             }
             _ if held => {}
-            _ if erased.contains(&twin(&id)) => out.conflicts += 1,
-            Item::Message { session, seq, entry, body } => {
+            _ if erased.binary_search(&twin(&id)).is_ok() => out.conflicts += 1,
+            Item::Message { seq, entry, body, .. } => {
                 let key = format!("{}{}", message_prefix(&session), position::encode(seq));
-                if !keys.insert(key.clone()) {
+                if !insert_sorted(&mut keys, key.clone()) {
                     out.rejected.push((id, "a session item at a position another item holds"));
                     continue;
                 }
-                taken.insert(id);
+                insert_sorted(&mut taken, id);
                 puts.push((key, body));
-                out.landed.push((session.clone(), entry));
-                touched.insert(session);
+                out.landed.push((session, entry));
             }
-            Item::Summary { session, entry, body } => {
-                taken.insert(id);
-                match summaries.get(&session) {
+            Item::Summary { entry, body, .. } => {
+                insert_sorted(&mut taken, id);
+                match summary_at {
                     // The held one covers more: the arriving one is erased.
-                    Some((held_id, _)) if *held_id > id => {
+                    Some(at) if summaries[at].1 > id => {
                         puts.push(erase(id, &session, &entry.id, &mut erased));
                         out.conflicts += 1;
                     }
-                    other => {
-                        if let Some((held_id, held_entry)) = other.cloned() {
+                    held => {
+                        if let Some(at) = held {
+                            let (_, held_id, held_entry) = summaries.remove(at);
                             puts.push(erase(held_id, &session, &held_entry.id, &mut erased));
                             out.erased.push(held_entry);
                             out.conflicts += 1;
                         }
                         puts.push((summary_key(&session), body));
-                        summaries.insert(session.clone(), (id, entry.clone()));
-                        out.landed.push((session.clone(), entry));
+                        summaries.push((session.clone(), id, entry.clone()));
+                        out.landed.push((session, entry));
                     }
                 }
-                touched.insert(session);
             }
         }
     }
     if puts.is_empty() && deletes.is_empty() {
         return Ok(out);
     }
+    // Each session written to gets a writer record, so its open instances reload.
+    let mut touched: Vec<String> = puts
+        .iter()
+        .filter_map(|(k, _)| Some(k[SESSIONS_PREFIX.len()..].split_once('/')?.0.to_string()))
+        .collect();
+    crate::order::sort(&mut touched);
+    touched.dedup();
     let mark = format!("{:016x}", crate::entry::random_u64(0));
     puts.extend(touched.iter().map(|s| (format!("{}sync", writer_prefix(s)), mark.clone())));
     // A summary replaced is written over, not deleted.
