@@ -194,7 +194,12 @@ pub(crate) async fn settle(value: JsValue) -> Result<JsValue, JsValue> {
 /// of every object across the boundary, and one serde_json writer per type
 /// is all the wasm holds.
 pub(crate) fn to_js<T: serde::Serialize>(value: &T) -> Result<JsValue, JsValue> {
-    let json = serde_json::to_string(value)
+    parsed(serde_json::to_string(value))
+}
+
+/// [`to_js`] past the generic write: compiled once, not once per type.
+fn parsed(json: serde_json::Result<String>) -> Result<JsValue, JsValue> {
+    let json = json
         .map_err(|e| js_error(Error::new(ErrorCode::InvalidInput, format!("cannot convert result: {e}"))))?;
     js_sys::JSON::parse(&json)
 }

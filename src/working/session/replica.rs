@@ -83,10 +83,11 @@ pub fn marker(key: &str, value: &str) -> Option<(String, String)> {
 /// B-tree of a new key type costs the wasm its own copy of the tree code.
 #[derive(Default)]
 struct Held {
-    /// Every item, with its bytes.
-    items: Vec<(ItemId, Vec<u8>)>,
-    /// Each original's id, record key and value, by id.
-    originals: Vec<(ItemId, String, String)>,
+    /// Every item, by id (types the sync has already: each new one costs
+    /// the wasm its vector code).
+    items: Vec<Record>,
+    /// Each original's id and record key, by id.
+    originals: Vec<(ItemId, String)>,
     /// The erasures held, sorted.
     erased: Vec<ItemId>,
     /// Each session's summary: the session, its id and entry.
@@ -114,7 +115,7 @@ async fn held(store: &dyn Store) -> Result<Held> {
             // An id-only marker of before sync holds nothing: it stays local.
             let Some(id) = unhex(&value).and_then(|b| ItemId::try_from(b).ok()) else { continue };
             h.erased.push(id);
-            h.items.push((id, bytes_of(ERASURE, session, entry_id)));
+            h.items.push(Record { id, bytes: bytes_of(ERASURE, session, entry_id) });
             continue;
         }
         let entry = (tail == "summary").then(|| serde_json::from_str::<MemoryEntry>(&value).ok()).flatten();
@@ -122,33 +123,38 @@ async fn held(store: &dyn Store) -> Result<Held> {
         if let Some(e) = entry {
             h.summaries.push((session.to_string(), id, e));
         }
-        h.originals.push((id, key, value));
-        h.items.push((id, bytes));
+        h.originals.push((id, key));
+        h.items.push(Record { id, bytes });
     }
+    crate::order::sort_by(&mut h.items, |a, b| a.id.cmp(&b.id));
     crate::order::sort(&mut h.erased);
     crate::order::sort(&mut h.originals);
     let erased = &h.erased;
     let gone = |id: &ItemId| erased.binary_search(&twin(id)).is_ok();
-    h.stale = h.originals.iter().filter(|(id, ..)| gone(id)).map(|(_, k, _)| k.clone()).collect();
-    h.items.retain(|(id, _)| id[24] & ERASED != 0 || !gone(id));
+    h.stale = h.originals.iter().filter(|(id, _)| gone(id)).map(|(_, k)| k.clone()).collect();
+    h.items.retain(|r| r.id[24] & ERASED != 0 || !gone(&r.id));
     Ok(h)
+}
+
+/// The entry an original among `items` (sorted) holds.
+fn entry_of(items: &[Record], id: &ItemId) -> Option<MemoryEntry> {
+    let bytes = &items[items.binary_search_by(|r| r.id.cmp(id)).ok()?].bytes;
+    let text = std::str::from_utf8(bytes).ok()?;
+    serde_json::from_str(text.split_once('\n')?.1).ok()
 }
 
 /// The ids of every session item the store holds.
 pub async fn item_ids(store: &dyn Store) -> Result<Vec<ItemId>> {
-    Ok(held(store).await?.items.into_iter().map(|(id, _)| id).collect())
+    Ok(held(store).await?.items.into_iter().map(|r| r.id).collect())
 }
 
 /// The records of those of `ids` the store holds.
 pub async fn records_of(store: &dyn Store, ids: &[ItemId]) -> Result<Vec<Record>> {
     let mut wanted = ids.to_vec();
     crate::order::sort(&mut wanted);
-    let items = held(store).await?.items;
-    Ok(items
-        .into_iter()
-        .filter(|(id, _)| wanted.binary_search(id).is_ok())
-        .map(|(id, bytes)| Record { id, bytes })
-        .collect())
+    let mut items = held(store).await?.items;
+    items.retain(|r| wanted.binary_search(&r.id).is_ok());
+    Ok(items)
 }
 
 /// A session item that passed its checks.
@@ -210,12 +216,12 @@ pub struct Received {
 /// writer record bumped in each session touched so that its open instances
 /// reload.
 pub async fn receive(store: &dyn Store, records: Vec<Record>) -> Result<Received> {
-    let Held { originals, mut erased, mut summaries, stale, .. } = held(store).await?;
+    let Held { items, originals, mut erased, mut summaries, stale } = held(store).await?;
     let mut out = Received::default();
     let (mut puts, mut deletes): (Vec<(String, String)>, Vec<String>) = (Vec::new(), stale);
     // Sorted: the originals taken in this receive, and every message key.
     let mut taken: Vec<ItemId> = Vec::new();
-    let mut keys: Vec<String> = originals.iter().map(|(_, k, _)| k.clone()).collect();
+    let mut keys: Vec<String> = originals.iter().map(|(_, k)| k.clone()).collect();
     crate::order::sort(&mut keys);
     // The marker of `id` erased, written, and its erasure held from now on.
     let erase = |id: ItemId, session: &str, entry_id: &str, erased: &mut Vec<ItemId>| {
@@ -233,9 +239,9 @@ pub async fn receive(store: &dyn Store, records: Vec<Record>) -> Result<Received
                 continue;
             }
         };
-        let original = originals.binary_search_by(|(o, ..)| o.cmp(&twin(&id)));
+        let original = originals.binary_search_by(|(o, _)| o.cmp(&twin(&id)));
         let held =
-            originals.binary_search_by(|(o, ..)| o.cmp(&id)).is_ok() || taken.binary_search(&id).is_ok();
+            originals.binary_search_by(|(o, _)| o.cmp(&id)).is_ok() || taken.binary_search(&id).is_ok();
         let session = match &item {
             Item::Message { session, .. } | Item::Summary { session, .. } | Item::Erasure { session, .. } => {
                 session.clone()
@@ -248,8 +254,8 @@ pub async fn receive(store: &dyn Store, records: Vec<Record>) -> Result<Received
                     continue;
                 }
                 if let Ok(at) = original {
-                    let (_, key, value) = &originals[at];
-                    let stored = serde_json::from_str::<MemoryEntry>(value).ok();
+                    let key = &originals[at].1;
+                    let stored = entry_of(&items, &twin(&id));
                     let in_session = key.starts_with(&format!("{SESSIONS_PREFIX}{session}/"));
                     let Some(entry) = stored.filter(|e| e.id == entry_id && in_session) else {
                         out.rejected.push((id, "an erasure that is not of the entry its original holds"));
