@@ -52,6 +52,8 @@ mod reconcile;
 mod relay;
 
 #[cfg(test)]
+mod session_tests;
+#[cfg(test)]
 mod tests;
 
 pub use frame::{check_len, MAX_FRAME, PROTOCOL_VERSION};
