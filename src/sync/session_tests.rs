@@ -292,3 +292,31 @@ fn stats_count_conflicts_settled_and_the_lag_of_news() {
     assert_eq!((stats.conflicts, stats.lag_ms), (1, 0), "{stats:?}");
     assert!(w.run(b.s.session_history()).unwrap().is_empty());
 }
+
+#[test]
+fn forgetting_a_memory_deletes_its_source_message_on_every_device() {
+    let mut w = World::new();
+    let (a, b) = (phone(&mut w), phone(&mut w));
+    let relay_store = Rc::new(MemoryStore::new());
+    let relay = Relay::new(relay_store.clone());
+    let pin = w.run(a.s.add(said("My bank PIN is 4921"))).unwrap();
+    w.run(a.s.add(said("Thanks"))).unwrap();
+    let mut secret = fact("Bank PIN 4921");
+    secret.sources = vec![pin.id.clone()];
+    let id = secret.id.clone();
+    w.run(a.s.remember(secret)).unwrap();
+    for m in [&a.s, &b.s] {
+        w.run(m.sync_with(&ToRelay(&relay), SESSIONS)).unwrap();
+    }
+    assert_eq!(contents(&w.run(b.s.session_history()).unwrap()), ["My bank PIN is 4921", "Thanks"]);
+    assert!(w.run(a.s.forget(&id)).unwrap());
+    for m in [&a.s, &b.s, &a.s] {
+        w.run(m.sync_with(&ToRelay(&relay), SESSIONS)).unwrap();
+    }
+    for p in [&a, &b] {
+        assert_eq!(contents(&w.run(p.s.session_history()).unwrap()), ["Thanks"]);
+    }
+    for store in [&a.store, &b.store, &relay_store] {
+        assert!(!raw(&mut w, store).contains("4921"), "a forgotten message's text is in a raw store");
+    }
+}
