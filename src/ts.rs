@@ -133,6 +133,7 @@ pub fn declarations() -> String {
         declare::<store::damage::Damaged>(&cfg, false),
         declare::<embed::EmbedOptions>(&cfg, true),
         declare::<memory::SentEntries>(&cfg, false),
+        declare::<memory::SyncOptions>(&cfg, true),
         declare::<memory::SyncStats>(&cfg, false),
         declare::<memory::AutoSyncOptions>(&cfg, true),
         declare::<sync::SyncReport>(&cfg, false),

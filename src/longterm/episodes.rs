@@ -112,12 +112,13 @@ impl LongTermMemory {
     /// vectors; a turn indexed with a deleted message as its context is
     /// indexed again without it (its vector is made again).
     pub async fn forget_turns(&mut self, deleted: &[MemoryEntry]) -> Result<()> {
-        let ids: BTreeSet<&str> = crate::order::set_of(deleted.iter().map(|e| e.id.as_str()));
+        // Owned: a set of `&str` cost the wasm a B-tree instance of its own.
+        let ids: BTreeSet<String> = crate::order::set_of(deleted.iter().map(|e| e.id.clone()));
         for id in &ids {
-            self.episodes.remove(*id);
+            self.episodes.remove(id);
             self.index.remove(id);
         }
-        self.unindexed.retain(|id| !ids.contains(id.as_str()));
+        self.unindexed.retain(|id| !ids.contains(id));
         let quoted = |context: &str| {
             deleted.iter().any(|e| !e.content.is_empty() && context.contains(e.content.as_str()))
         };

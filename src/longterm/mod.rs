@@ -368,15 +368,15 @@ impl LongTermMemory {
 
     /// Lands the operations a sync peer sent ([`Records::receive`]); those
     /// that are not what their ids name are reported as damaged
-    /// (`sync/<op id>`). Gives how many.
-    pub async fn receive(&mut self, lines: Vec<(crate::sync::ItemId, String)>) -> Result<u32> {
-        let rejected = self.records.receive(lines).await;
+    /// (`sync/<op id>`). Gives how many, and the conflicts settled.
+    pub async fn receive(&mut self, lines: Vec<(crate::sync::ItemId, String)>) -> Result<(u32, u32)> {
+        let received = self.records.receive(lines).await;
         self.sync().await?;
-        let rejected = rejected?;
+        let (rejected, conflicts) = received?;
         for (id, why) in &rejected {
             self.damage.report(&format!("sync/{}", id.as_str()), why);
         }
-        Ok(rejected.len() as u32)
+        Ok((rejected.len() as u32, conflicts))
     }
 
     /// Reloads when another tab changed the store.

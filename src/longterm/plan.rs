@@ -54,7 +54,9 @@ pub struct Plan {
 pub struct Probes {
     probes: Vec<Probe>,
     ids: Vec<String>,
-    at: HashMap<String, usize>,
+    /// Each probe's position (u32: the map type the search index has
+    /// already, where `usize` would cost the wasm one more copy of it).
+    at: HashMap<String, u32>,
     fingerprints: HashMap<String, Fingerprint>,
     /// Ids changed since the probes were last caught up.
     pending: Vec<String>,
@@ -81,11 +83,11 @@ impl Probes {
     }
 
     fn drop_probe(&mut self, id: &str) {
-        let Some(i) = self.at.remove(id) else { return };
+        let Some(i) = self.at.remove(id).map(|i| i as usize) else { return };
         self.probes.swap_remove(i);
         self.ids.swap_remove(i);
         if let Some(moved) = self.ids.get(i) {
-            self.at.insert(moved.clone(), i);
+            self.at.insert(moved.clone(), i as u32);
         }
     }
 
@@ -95,7 +97,7 @@ impl Probes {
         }
         let fp = self.fingerprints.entry(e.id.clone()).or_insert_with(|| Fingerprint::new(&e.content));
         self.probes.push(Probe::new(fp, &e.scope));
-        self.at.insert(e.id.clone(), self.ids.len());
+        self.at.insert(e.id.clone(), self.ids.len() as u32);
         self.ids.push(e.id.clone());
     }
 

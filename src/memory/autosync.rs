@@ -26,7 +26,7 @@ use futures::channel::oneshot;
 use futures::lock::MutexGuard;
 use serde::Deserialize;
 
-use super::Memory;
+use super::{Memory, SyncOptions};
 use crate::error::{Error, ErrorCode, Result};
 use crate::sync::Transport;
 
@@ -41,7 +41,7 @@ pub const MAX_SYNC_INTERVAL_MS: u32 = 86_400_000;
 /// After failures in a row the wait doubles, up to this many intervals.
 pub const MAX_BACKOFF_FACTOR: u32 = 8;
 
-/// `Memory.open`'s `sync`, besides its transport: how often to sync.
+/// `Memory.open`'s `sync`, besides its transport: how often to sync, and what.
 /// Another option of every scheduled sync joins here as a field.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -52,6 +52,10 @@ pub struct AutoSyncOptions {
     /// browser comes back online.
     #[serde(default)]
     pub interval_ms: Option<u32>,
+    /// Each scheduled sync covers the sessions' messages and summaries too
+    /// ([`crate::memory::SyncOptions::sessions`]); default false.
+    #[serde(default)]
+    pub sessions: bool,
 }
 
 impl AutoSyncOptions {
@@ -69,6 +73,7 @@ impl AutoSyncOptions {
 pub(super) struct Schedule {
     transport: Rc<dyn Transport>,
     interval_ms: u32,
+    sync: SyncOptions,
     /// Set by `online` and `close`: the loop's wait ends now.
     nudged: Cell<bool>,
     waker: RefCell<Option<Waker>>,
@@ -138,6 +143,7 @@ impl Memory {
         let schedule = Rc::new(Schedule {
             transport,
             interval_ms: options.interval_ms.unwrap_or(SYNC_INTERVAL_MS),
+            sync: SyncOptions { sessions: options.sessions },
             nudged: Cell::new(false),
             waker: RefCell::default(),
             stopped: Cell::new(false),
@@ -153,7 +159,7 @@ impl Memory {
     async fn scheduled(self, schedule: Rc<Schedule>) {
         let mut failures = 0u32;
         while !self.inner.closed.get() {
-            failures = match self.sync(schedule.transport.as_ref()).await {
+            failures = match self.sync_with(schedule.transport.as_ref(), schedule.sync).await {
                 Ok(_) => 0,
                 Err(_) => failures.saturating_add(1),
             };

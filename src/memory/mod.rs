@@ -69,7 +69,7 @@ mod transfer;
 mod working;
 
 pub use autosync::{AutoSyncOptions, MAX_SYNC_INTERVAL_MS, MIN_SYNC_INTERVAL_MS, SYNC_INTERVAL_MS};
-pub use sync::SyncStats;
+pub use sync::{SyncOptions, SyncStats};
 pub use transfer::ImportDocument;
 pub use working::SentEntries;
 

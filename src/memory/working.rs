@@ -8,8 +8,9 @@ use crate::entry::{MemoryEntry, Role};
 use crate::error::{Error, ErrorCode, Result};
 use crate::llm::outbox::{self, OutboxRecord};
 use crate::redact::Place;
-use crate::store::Store;
+use crate::store::{layout, Store};
 use crate::working::context::Context;
+use crate::working::session::replica;
 use crate::working::session::{ContextRequest, LongTermBlock, LongTermSource, NewMessage};
 
 /// A request as a framework adapter sends it ([`Memory::sent_entries`]):
@@ -191,8 +192,10 @@ impl Memory {
     }
 
     /// Deletes another session of the namespace: its messages, summary and
-    /// owed work, and its turns from recall. Long-term memories drawn from
-    /// it stay (`derivedFrom` finds them). Returns the records deleted.
+    /// owed work, and its turns from recall; what stays is an id-only
+    /// marker of each message and summary (no text), which a sync carries
+    /// to other devices. Long-term memories drawn from it stay
+    /// (`derivedFrom` finds them). Returns the records deleted.
     pub async fn delete_session(&self, session_id: &str) -> Result<u32> {
         self.check_open()?;
         crate::working::session::validate_session_id(session_id)?;
@@ -207,14 +210,18 @@ impl Memory {
             s.store().clone()
         };
         let _held = self.inner.lock.acquire().await?;
-        let mut keys: Vec<String> = store
-            .list(&crate::store::layout::session_prefix(target))
-            .await?
-            .into_iter()
-            .map(|(k, _)| k)
-            .collect();
-        keys.push(crate::store::layout::outbox_key(target));
-        let n = keys.len() as u32 - 1;
+        let rows = store.list(&layout::session_prefix(target)).await?;
+        // Each message and the summary leave an id-only marker, so a synced
+        // device does not bring them back; markers first ([`replica`]).
+        let markers: Vec<(String, String)> = rows.iter().filter_map(|(k, v)| replica::marker(k, v)).collect();
+        let gone = layout::gone_prefix(target);
+        let mut keys: Vec<String> =
+            rows.into_iter().map(|(k, _)| k).filter(|k| !k.starts_with(&gone)).collect();
+        let n = keys.len() as u32;
+        keys.push(layout::outbox_key(target));
+        if !markers.is_empty() {
+            store.put_many(markers).await?;
+        }
         store.delete_many(keys).await?;
         self.inner.longterm.lock().await.forget_session(target).await?;
         Ok(n)
@@ -244,7 +251,7 @@ impl Memory {
             let mut s = self.inner.session.lock().await;
             (s.clear().await?, s.storage_id().to_string())
         };
-        self.inner.sealed.delete_many(vec![crate::store::layout::outbox_key(&storage_id)]).await?;
+        self.inner.sealed.delete_many(vec![layout::outbox_key(&storage_id)]).await?;
         self.inner.longterm.lock().await.forget_turns(&deleted).await?;
         Ok(deleted.iter().filter(|e| e.kind != crate::entry::Kind::Summary).count() as u32)
     }

@@ -27,7 +27,9 @@ pub type DamageHook = Box<dyn Fn(&Damaged)>;
 /// The damaged records an instance has met, shared by its readers.
 #[derive(Default)]
 pub struct DamageLog {
-    seen: RefCell<BTreeMap<String, Damaged>>,
+    /// Each key met, with why: a map of strings, the type the wasm holds
+    /// already (one of `Damaged` cost it a B-tree instance of its own).
+    seen: RefCell<BTreeMap<String, String>>,
     hook: Option<DamageHook>,
 }
 
@@ -40,7 +42,7 @@ impl DamageLog {
     /// Records a skipped record; the hook runs once per key.
     pub fn report(&self, key: &str, error: impl std::fmt::Display) {
         let damaged = Damaged { key: key.to_string(), error: error.to_string() };
-        let first = self.seen.borrow_mut().insert(key.to_string(), damaged.clone()).is_none();
+        let first = self.seen.borrow_mut().insert(key.to_string(), damaged.error.clone()).is_none();
         if first {
             if let Some(hook) = &self.hook {
                 hook(&damaged);
@@ -55,7 +57,11 @@ impl DamageLog {
 
     /// Every damaged record met so far, by key.
     pub fn list(&self) -> Vec<Damaged> {
-        self.seen.borrow().values().cloned().collect()
+        self.seen
+            .borrow()
+            .iter()
+            .map(|(key, error)| Damaged { key: key.clone(), error: error.clone() })
+            .collect()
     }
 }
 

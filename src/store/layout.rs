@@ -15,7 +15,7 @@
 //! session/<id>/msg/<position>          one message
 //! session/<id>/summary                 the session's summary
 //! session/<id>/writer/<writer>         a writer's count of writes (sync)
-//! session/<id>/gone/<message id>       a deleted message's marker (no text)
+//! session/<id>/gone/<entry id>         a deleted message's or summary's marker: its erased sync item's id, no text
 //! session/<id>/chunk/<first>_<last>    a chunk summary kept for a retried compression
 //! session/<id>/ending                  the lease of the instance ending the session
 //! outbox/<session id>                  session-end work owed
@@ -117,11 +117,6 @@ pub fn is_summary_key(key: &str) -> bool {
     key.ends_with("/summary")
 }
 
-/// The marker of a message deleted under `message_key`.
-pub fn gone_key(message_key: &str, id: &str) -> Option<String> {
-    message_key.find("/msg/").map(|i| format!("{}/gone/{id}", &message_key[..i]))
-}
-
 pub fn outbox_key(session_id: &str) -> String {
     format!("{OUTBOX_PREFIX}{session_id}")
 }
@@ -194,10 +189,6 @@ mod tests {
             let owners = prefixes.iter().filter(|p| key.starts_with(*p)).count();
             assert!(owners == 1 || key.starts_with("lt/meta/"), "{key} under {owners} prefixes");
         }
-        assert_eq!(
-            gone_key(&format!("{}0001", message_prefix("s")), "m").as_deref(),
-            Some("session/s/gone/m")
-        );
         assert!(is_message_key(&format!("{}1", message_prefix("s"))) && is_summary_key(&summary_key("s")));
         assert_eq!(vector_id_of(&vector_key("abc")), Some("abc"));
     }

@@ -4,13 +4,16 @@
 //! the reconciliation message (length, then bytes; empty: none), records
 //! (a count, then each record's id, length and bytes), and wanted ids (a
 //! count, then ids). A response ends with one byte more: 1 when some
-//! wanted records did not fit and must be asked for again. Lengths and
+//! wanted records did not fit and must be asked for again; a request asking
+//! for more families than long-term memory alone ends with one byte more,
+//! the families ([`crate::sync::Families`]), so a request of a device
+//! syncing long-term memory reads as it did before. Lengths and
 //! counts are LEB128 varints, each checked against what is left of the
 //! frame before anything is allocated, so no input makes a reader allocate
 //! more than the frame it was given.
 
 use crate::error::{Error, ErrorCode, Result};
-use crate::sync::{ItemId, Record, ID_LEN};
+use crate::sync::{Families, ItemId, Record, ID_LEN, LONG_TERM_ONLY};
 
 const MAGIC: &[u8; 2] = b"AM";
 /// The version of the protocol this library speaks. A peer speaking
@@ -41,6 +44,8 @@ pub struct Frame {
     pub wants: Vec<ItemId>,
     /// Some wanted records did not fit (responses only).
     pub cut: bool,
+    /// The families the sync covers (requests only).
+    pub families: Families,
 }
 
 /// What a record costs in a frame.
@@ -131,7 +136,14 @@ pub fn check_len(len: usize) -> Result<()> {
 
 impl Frame {
     pub fn new(kind: Kind) -> Frame {
-        Frame { kind, query: None, records: Vec::new(), wants: Vec::new(), cut: false }
+        Frame {
+            kind,
+            query: None,
+            records: Vec::new(),
+            wants: Vec::new(),
+            cut: false,
+            families: LONG_TERM_ONLY,
+        }
     }
 
     pub fn encode(&self) -> Vec<u8> {
@@ -157,6 +169,8 @@ impl Frame {
         }
         if self.kind == Kind::Response {
             out.push(u8::from(self.cut));
+        } else if self.families != LONG_TERM_ONLY {
+            out.push(self.families);
         }
         out
     }
@@ -203,6 +217,8 @@ impl Frame {
         }
         if kind == Kind::Response {
             frame.cut = r.bytes(1)?[0] == 1;
+        } else if !r.0.is_empty() {
+            frame.families = r.bytes(1)?[0];
         }
         if !r.0.is_empty() {
             return Err(malformed("bytes after its end"));

@@ -26,7 +26,8 @@
 //! An item id: the first 8 bytes are a big-endian hybrid logical clock
 //! whose top 48 bits are milliseconds (the reconciliation's timestamp),
 //! then the writer (8 bytes), the content hash (8), the item's kind (1),
-//! and zeros. The kind is a family (its low 6 bits: 1, long-term memory)
+//! and zeros. The kind is a family (its low 6 bits: 1, long-term memory;
+//! 2, sessions' messages and summaries)
 //! and two flags a relay acts on without reading any item:
 //!
 //! - [`ERASED`]: what is left of an item once its content was deleted (a
@@ -52,6 +53,8 @@ mod reconcile;
 mod relay;
 
 #[cfg(test)]
+mod session_tests;
+#[cfg(test)]
 mod tests;
 
 pub use deadline::{Timed, EXCHANGE_TIMEOUT_MS};
@@ -67,12 +70,28 @@ pub type ItemId = [u8; ID_LEN];
 
 /// The kind byte of a long-term operation's id.
 pub const KIND_LONG_TERM: u8 = 1;
+/// The kind byte of a session's message, summary or erasure
+/// ([`crate::working::session::replica`]).
+pub const KIND_SESSION: u8 = 2;
 /// The family bits of a kind byte.
 pub const FAMILY: u8 = 0x3f;
 /// The flag of an erased item (its original: the same id without it).
 pub const ERASED: u8 = 0x80;
 /// The flag of a purge (the family's items stamped before it are gone).
 pub const PURGE: u8 = 0x40;
+/// Families, as a sync asks for them: bit `1 << family` for each (families
+/// 0 to 7 can be named).
+pub type Families = u8;
+/// Long-term memory alone: what a sync covers unless it asks for more.
+pub const LONG_TERM_ONLY: Families = 1 << KIND_LONG_TERM;
+/// Every family: a relay holds them all.
+pub const ALL_FAMILIES: Families = u8::MAX;
+
+/// Whether `id`'s family is among `families`.
+pub fn in_families(id: &ItemId, families: Families) -> bool {
+    let family = id[24] & FAMILY;
+    family < 8 && families >> family & 1 == 1
+}
 
 /// An item as it travels: its id and its bytes (a stored operation, plain
 /// or sealed).
@@ -117,7 +136,12 @@ pub fn timestamp(id: &ItemId) -> u64 {
 
 /// One side of a sync: a set of items.
 pub trait Replica {
-    /// The ids of every item held.
+    /// The families it syncs: reconciliation covers only those both sides
+    /// sync, so a device without sessions neither sends nor is offered
+    /// session items.
+    fn families(&self) -> Families;
+
+    /// The ids of every item held (of its families).
     fn ids(&self) -> LocalBoxFuture<'_, Result<Vec<ItemId>>>;
 
     /// The records of those of `ids` it holds.

@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use crate::error::{Error, ErrorCode, Result};
 use crate::sync::frame::{record_size, Frame, Kind, MAX_FRAME, OVERHEAD};
-use crate::sync::{timestamp, ItemId, Record, Replica, Transport, ID_LEN};
+use crate::sync::{in_families, timestamp, ItemId, Record, Replica, Transport, ID_LEN};
 
 /// The largest reconciliation message of either side: the rest of a frame
 /// carries records.
@@ -136,6 +136,7 @@ pub async fn sync(replica: &dyn Replica, transport: &dyn Transport) -> Result<Sy
         report.rounds += 1;
         let mut request = Frame::new(Kind::Request);
         request.query = query.take();
+        request.families = replica.families();
         let mut room = MAX_FRAME - request.size();
         // Ids first (32 bytes each), at most half the room: the rest carries records.
         let wants = want.len().min(room / 2 / ID_LEN);
@@ -199,14 +200,20 @@ pub async fn answer(replica: &dyn Replica, request: &[u8]) -> Result<Vec<u8>> {
     if !request.records.is_empty() {
         replica.write(request.records).await?;
     }
+    // Only what both sides sync: the peer is neither offered nor sent
+    // items of a family it did not ask for.
+    let families = request.families & replica.families();
     let mut reply = Frame::new(Kind::Response);
     if let Some(query) = &request.query {
-        let storage = storage_of(replica.ids().await?);
+        let mut ids = replica.ids().await?;
+        ids.retain(|id| in_families(id, families));
+        let storage = storage_of(ids);
         let mut negentropy = Negentropy::borrowed(&storage, QUERY_LIMIT).map_err(negentropy_error)?;
         reply.query = Some(negentropy.reconcile(query).map_err(negentropy_error)?);
     }
     let mut room = MAX_FRAME - reply.size();
     let mut wants = request.wants;
+    wants.retain(|id| in_families(id, families));
     let mut too_large = 0;
     reply.cut = fill(replica, &mut wants, &mut room, &mut reply.records, &mut too_large).await?;
     Ok(reply.encode())

@@ -26,7 +26,8 @@ use crate::ports::{Clock, LocalBoxFuture};
 use crate::store::layout::{SYNC_ITEM_PREFIX, SYNC_MARK_KEY};
 use crate::store::Store;
 use crate::sync::{
-    answer, id_parts, sync, twin, ItemId, Record, Replica, SyncReport, Transport, ERASED, FAMILY, PURGE,
+    answer, id_parts, sync, twin, Families, ItemId, Record, Replica, SyncReport, Transport, ALL_FAMILIES,
+    ERASED, FAMILY, PURGE,
 };
 
 pub struct Relay {
@@ -57,6 +58,10 @@ impl Relay {
 }
 
 impl Replica for Relay {
+    fn families(&self) -> Families {
+        ALL_FAMILIES
+    }
+
     fn ids(&self) -> LocalBoxFuture<'_, Result<Vec<ItemId>>> {
         Box::pin(async move {
             let mark = self.store.get(SYNC_MARK_KEY).await?;

@@ -26,6 +26,9 @@ use crate::tokens::Estimate;
 struct MapReplica(RefCell<BTreeMap<ItemId, Vec<u8>>>);
 
 impl Replica for MapReplica {
+    fn families(&self) -> Families {
+        ALL_FAMILIES
+    }
     fn ids(&self) -> LocalBoxFuture<'_, Result<Vec<ItemId>>> {
         Box::pin(async move { Ok(self.0.borrow().keys().copied().collect()) })
     }
@@ -69,7 +72,7 @@ impl Transport for Direct<'_> {
 }
 
 /// A transport to a memory's answer.
-struct ToMemory<'a>(&'a Memory, Cell<u32>);
+pub(super) struct ToMemory<'a>(pub(super) &'a Memory, pub(super) Cell<u32>);
 
 impl Transport for ToMemory<'_> {
     fn exchange(&self, request: Vec<u8>) -> LocalBoxFuture<'_, Result<Vec<u8>>> {
@@ -78,13 +81,13 @@ impl Transport for ToMemory<'_> {
                 return Err(Error::storage("the connection dropped"));
             }
             self.1.set(self.1.get() - 1);
-            self.0.answer_sync(&request).await
+            self.0.answer_sync(&request, Default::default()).await
         })
     }
 }
 
 /// A transport to a relay.
-struct ToRelay<'a>(&'a Relay);
+pub(super) struct ToRelay<'a>(pub(super) &'a Relay);
 
 impl Transport for ToRelay<'_> {
     fn exchange(&self, request: Vec<u8>) -> LocalBoxFuture<'_, Result<Vec<u8>>> {
@@ -95,12 +98,12 @@ impl Transport for ToRelay<'_> {
 use crate::error::{Error, Result};
 use crate::ports::LocalBoxFuture;
 
-fn run<T>(f: impl std::future::Future<Output = T>) -> T {
+pub(super) fn run<T>(f: impl std::future::Future<Output = T>) -> T {
     futures::executor::block_on(f)
 }
 
 /// xorshift, seeded.
-struct Rng(u64);
+pub(super) struct Rng(pub(super) u64);
 
 impl Rng {
     fn next(&mut self) -> u64 {
@@ -109,7 +112,7 @@ impl Rng {
         self.0 ^= self.0 << 17;
         self.0
     }
-    fn below(&mut self, n: u64) -> u64 {
+    pub(super) fn below(&mut self, n: u64) -> u64 {
         self.next() % n.max(1)
     }
 }
@@ -247,7 +250,7 @@ fn a_large_difference_spans_frames_and_a_cut_sync_resumes() {
 
 // ---- memories ----
 
-struct PoolSpawner(LocalSpawner);
+pub(super) struct PoolSpawner(pub(super) LocalSpawner);
 
 impl Spawn for PoolSpawner {
     fn spawn(&self, task: LocalBoxFuture<'static, ()>) {
@@ -256,29 +259,42 @@ impl Spawn for PoolSpawner {
 }
 
 /// A device: a memory on a store of its own.
-struct Device {
-    memory: Memory,
-    store: Rc<MemoryStore>,
+pub(super) struct Device {
+    pub(super) memory: Memory,
+    pub(super) store: Rc<MemoryStore>,
 }
 
-struct World {
-    pool: LocalPool,
-    clock: Rc<ManualClock>,
+pub(super) struct World {
+    pub(super) pool: LocalPool,
+    pub(super) clock: Rc<ManualClock>,
 }
 
 impl World {
-    fn new() -> World {
+    pub(super) fn new() -> World {
         World { pool: LocalPool::new(), clock: Rc::new(ManualClock::new(1_700_000_000_000)) }
     }
 
-    fn device(&mut self, cipher: Option<&[u8]>) -> Device {
+    pub(super) fn device(&mut self, cipher: Option<&[u8]>) -> Device {
         let store = Rc::new(MemoryStore::new());
+        let memory = self.open(store.clone(), Rc::new(LocalLocks::default()), "s", cipher);
+        Device { memory, store }
+    }
+
+    /// A memory of session `session` on `store` (another instance beside
+    /// those already open on it when they share `locks`).
+    pub(super) fn open(
+        &mut self,
+        store: Rc<MemoryStore>,
+        locks: Rc<LocalLocks>,
+        session: &str,
+        cipher: Option<&[u8]>,
+    ) -> Memory {
         let cipher =
             cipher.map(|seeds| crate::store::sealed::testing::TestCipher::new(seeds) as Rc<dyn Cipher>);
         let ports = Ports {
-            store: store.clone(),
+            store,
             clock: self.clock.clone(),
-            locks: Rc::new(LocalLocks::default()),
+            locks,
             spawner: Rc::new(PoolSpawner(self.pool.spawner())),
             tokenizer: Rc::new(Estimate),
             llm: None,
@@ -289,12 +305,11 @@ impl World {
             patterns: None,
         };
         let options =
-            MemoryOptions { namespace: "user-1".into(), session_id: "s".into(), ..Default::default() };
-        let memory = self.run(Memory::open(options, ports)).unwrap();
-        Device { memory, store }
+            MemoryOptions { namespace: "user-1".into(), session_id: session.into(), ..Default::default() };
+        self.run(Memory::open(options, ports)).unwrap()
     }
 
-    fn run<T>(&mut self, f: impl std::future::Future<Output = T>) -> T {
+    pub(super) fn run<T>(&mut self, f: impl std::future::Future<Output = T>) -> T {
         let out = self.pool.run_until(f);
         self.pool.run_until_stalled();
         self.clock.advance(1_000);
@@ -302,19 +317,19 @@ impl World {
     }
 }
 
-fn fact(text: &str) -> MemoryEntry {
+pub(super) fn fact(text: &str) -> MemoryEntry {
     new_memory(text, Scope::User, 1_700_000_000_000)
 }
 
 /// Every memory (history too) and judged mark: what a view is.
-fn view(w: &mut World, d: &Device) -> (Vec<MemoryEntry>, BTreeMap<String, i64>) {
-    let mut doc = w.run(d.memory.export()).unwrap();
+pub(super) fn view(w: &mut World, m: &Memory) -> (Vec<MemoryEntry>, BTreeMap<String, i64>) {
+    let mut doc = w.run(m.export()).unwrap();
     doc.entries.sort_by(|a, b| a.id.cmp(&b.id));
     (doc.entries, doc.processed)
 }
 
 /// Every raw value of a store, with base64 values decoded too.
-fn raw(w: &mut World, store: &MemoryStore) -> String {
+pub(super) fn raw(w: &mut World, store: &MemoryStore) -> String {
     let values = w.run(store.list("")).unwrap();
     let mut text = String::new();
     for (_, v) in values {
@@ -346,7 +361,7 @@ fn two_devices_through_a_relay_hold_the_same_memories_and_a_forget_propagates() 
     for d in [&a, &b, &a] {
         w.run(d.memory.sync(&ToRelay(&relay))).unwrap();
     }
-    let (va, vb) = (view(&mut w, &a), view(&mut w, &b));
+    let (va, vb) = (view(&mut w, &a.memory), view(&mut w, &b.memory));
     assert_eq!(va, vb);
     assert_eq!(contents(&va.0), ["Has a dog named Rex", "Lives in Lisbon", "Works as a nurse"]);
     // The forget travels; the receiver erases the text from its store.
@@ -357,8 +372,8 @@ fn two_devices_through_a_relay_hold_the_same_memories_and_a_forget_propagates() 
     let report = w.run(a.memory.sync(&ToRelay(&relay))).unwrap();
     // a offers its original (it cannot know yet): the relay refuses it.
     assert_eq!(report.received, 2);
-    assert_eq!(view(&mut w, &a), view(&mut w, &b));
-    assert!(!contents(&view(&mut w, &a).0).contains(&"Has a dog named Rex".to_string()));
+    assert_eq!(view(&mut w, &a.memory), view(&mut w, &b.memory));
+    assert!(!contents(&view(&mut w, &a.memory).0).contains(&"Has a dog named Rex".to_string()));
     for store in [&a.store, &b.store, &relay_store] {
         assert!(!raw(&mut w, store).contains("Rex"), "a raw store still holds a forgotten text");
     }
@@ -367,7 +382,7 @@ fn two_devices_through_a_relay_hold_the_same_memories_and_a_forget_propagates() 
     // A device that joins late gets everything, the forget included.
     let c = w.device(None);
     w.run(c.memory.sync(&ToRelay(&relay))).unwrap();
-    assert_eq!(view(&mut w, &c), view(&mut w, &a));
+    assert_eq!(view(&mut w, &c.memory), view(&mut w, &a.memory));
     assert!(!raw(&mut w, &c.store).contains("Rex"));
 }
 
@@ -404,7 +419,7 @@ fn with_encryption_the_relay_holds_ciphertext_only_and_a_moved_or_altered_item_i
         assert!(!held.contains(plain), "the relay holds {plain:?}");
     }
     w.run(b.memory.sync(&ToRelay(&relay))).unwrap();
-    assert_eq!(view(&mut w, &a), view(&mut w, &b));
+    assert_eq!(view(&mut w, &a.memory), view(&mut w, &b.memory));
     // Replayed under another id (swapped), and altered: neither opens.
     let items = w.run(relay_store.list(crate::store::layout::SYNC_ITEM_PREFIX)).unwrap();
     let (k0, v0) = items[0].clone();
@@ -441,8 +456,9 @@ fn replicas_under_random_partial_syncs_converge_and_nothing_forgotten_comes_back
         let mut texts: Vec<String> = Vec::new();
         for _ in 0..40 {
             let d = &devices[rng.below(n as u64) as usize];
-            let held = contents(&view(&mut w, d).0);
-            let ids: Vec<MemoryEntry> = view(&mut w, d).0.into_iter().filter(|e| e.is_valid()).collect();
+            let held = contents(&view(&mut w, &d.memory).0);
+            let ids: Vec<MemoryEntry> =
+                view(&mut w, &d.memory).0.into_iter().filter(|e| e.is_valid()).collect();
             match rng.below(7) {
                 0 | 1 => {
                     said += 1;
@@ -506,9 +522,9 @@ fn replicas_under_random_partial_syncs_converge_and_nothing_forgotten_comes_back
                 w.run(d.memory.sync(&ToRelay(&relay))).unwrap();
             }
         }
-        let first = view(&mut w, &devices[0]);
+        let first = view(&mut w, &devices[0].memory);
         for d in &devices[1..] {
-            assert_eq!(view(&mut w, d), first, "seed {seed}: views differ");
+            assert_eq!(view(&mut w, &d.memory), first, "seed {seed}: views differ");
         }
         let all: Vec<String> = first.0.iter().map(|e| e.content.clone()).collect();
         let stores: Vec<String> =
@@ -556,7 +572,7 @@ fn a_purge_travels_and_what_was_written_after_it_stays() {
     for d in [&b, &a, &b] {
         w.run(d.memory.sync(&ToRelay(&relay))).unwrap();
     }
-    let (va, vb) = (view(&mut w, &a), view(&mut w, &b));
+    let (va, vb) = (view(&mut w, &a.memory), view(&mut w, &b.memory));
     assert_eq!(va, vb);
     assert_eq!(contents(&va.0), ["Runs on Sundays"], "what b wrote before the purge went with it");
     for store in [&a.store, &b.store, &plain_store] {
@@ -568,7 +584,7 @@ fn a_purge_travels_and_what_was_written_after_it_stays() {
     // A late device gets the purge and what came after, nothing before.
     let c = w.device(None);
     w.run(c.memory.sync(&ToRelay(&relay))).unwrap();
-    assert_eq!(view(&mut w, &c), va);
+    assert_eq!(view(&mut w, &c.memory), va);
 }
 
 #[test]
@@ -589,7 +605,7 @@ fn judged_marks_run_out_once_and_are_not_sent_again() {
     for _ in 0..2 {
         w.run(b.memory.sync(&ToRelay(&relay))).unwrap();
     }
-    assert_eq!(view(&mut w, &a), view(&mut w, &b));
+    assert_eq!(view(&mut w, &a.memory), view(&mut w, &b.memory));
     for d in [&a, &b] {
         let again = w.run(d.memory.sync(&ToRelay(&relay))).unwrap();
         assert_eq!((again.sent, again.received), (0, 0), "an expired mark moved again");

@@ -22,16 +22,26 @@ pub(super) type AutoSync = (Rc<dyn Transport>, AutoSyncOptions);
 /// core's options (unknown keys and bad values are `INVALID_INPUT`).
 pub(super) fn parse_sync(value: JsValue) -> std::result::Result<AutoSync, JsValue> {
     if !value.is_object() || js_sys::Array::is_array(&value) {
-        return Err(Error::invalid("sync must be an object: { transport, intervalMs? }").into());
+        return Err(Error::invalid("sync must be an object: { transport, intervalMs?, sessions? }").into());
     }
     let copy = shallow_copy(&value);
     let transport = JsTransport::new(take_field(&copy, "transport")?, "sync.transport")?;
     // Read field by field rather than through serde: the same checks, for
     // less wasm. A new option of the schedule joins this list.
-    check_fields(&copy, "sync option", &["intervalMs"], &[])?;
-    let options = AutoSyncOptions { interval_ms: u32_field(&copy, "intervalMs")? };
+    check_fields(&copy, "sync option", &["intervalMs", "sessions"], &[])?;
+    let options =
+        AutoSyncOptions { interval_ms: u32_field(&copy, "intervalMs")?, sessions: sessions_field(&copy)? };
     options.validate()?;
     Ok((Rc::new(transport), options))
+}
+
+/// The `sessions` field of `memory.sync`'s options and of `Memory.open`'s
+/// `sync`: a boolean, false when absent.
+pub(super) fn sessions_field(options: &JsValue) -> std::result::Result<bool, JsValue> {
+    match super::optional(js_sys::Reflect::get(options, &"sessions".into())?) {
+        None => Ok(false),
+        Some(v) => Ok(v.as_bool().ok_or_else(|| Error::invalid("sync option sessions must be a boolean"))?),
+    }
 }
 
 /// The `online` listener on the global object, removed when dropped.

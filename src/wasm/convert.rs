@@ -67,21 +67,31 @@ pub(crate) fn from_js<T: serde::de::DeserializeOwned>(
     what: &str,
     extra: &[&str],
 ) -> Result<T, JsValue> {
-    if !value.is_object() || js_sys::Array::is_array(&value) {
+    let json = checked_json(&value, what, fields_of::<T>(), extra)?;
+    serde_json::from_str::<T>(&json).map_err(|e| not_read(what, &e))
+}
+
+/// [`from_js`]'s checks and its JSON text, apart from the generic read:
+/// compiled once, not once per type read (14 of them).
+fn checked_json(value: &JsValue, what: &str, fields: &[&str], extra: &[&str]) -> Result<String, JsValue> {
+    if !value.is_object() || js_sys::Array::is_array(value) {
         return Err(js_error(Error::invalid(format!("{what} must be an object"))));
     }
-    check_fields(&value, &format!("{what} field"), fields_of::<T>(), extra)?;
+    check_fields(value, &format!("{what} field"), fields, extra)?;
     // Stringified first: a cycle or a BigInt fails here, before the walk,
     // which only a `null` in the text calls for (NaN and Infinity become
     // `null`): the common input crosses the boundary once.
-    let json = lone_surrogates_replaced(json_of(&value, what)?);
-    if let Some(path) = json.contains("null").then(|| non_finite_at(&value, 0)).flatten() {
+    let json = lone_surrogates_replaced(json_of(value, what)?);
+    if let Some(path) = json.contains("null").then(|| non_finite_at(value, 0)).flatten() {
         return Err(js_error(Error::invalid(format!(
             "{what} field {path:?} must be a finite number, not NaN or Infinity"
         ))));
     }
-    serde_json::from_str::<T>(&json)
-        .map_err(|e| js_error(Error::invalid(format!("invalid {what}: {}", reason(&e)))))
+    Ok(json)
+}
+
+fn not_read(what: &str, e: &serde_json::Error) -> JsValue {
+    js_error(Error::invalid(format!("invalid {what}: {}", reason(e))))
 }
 
 /// An array of `T`s, each read by [`from_js`] (as `item`); `not_array` is
@@ -184,7 +194,12 @@ pub(crate) async fn settle(value: JsValue) -> Result<JsValue, JsValue> {
 /// of every object across the boundary, and one serde_json writer per type
 /// is all the wasm holds.
 pub(crate) fn to_js<T: serde::Serialize>(value: &T) -> Result<JsValue, JsValue> {
-    let json = serde_json::to_string(value)
+    parsed(serde_json::to_string(value))
+}
+
+/// [`to_js`] past the generic write: compiled once, not once per type.
+fn parsed(json: serde_json::Result<String>) -> Result<JsValue, JsValue> {
+    let json = json
         .map_err(|e| js_error(Error::new(ErrorCode::InvalidInput, format!("cannot convert result: {e}"))))?;
     js_sys::JSON::parse(&json)
 }

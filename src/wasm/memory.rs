@@ -242,9 +242,16 @@ where
     // machine is compiled once, not inlined again into a `future_to_promise`
     // instance of its own (a third of the wasm was such copies).
     let work: LocalBoxFuture<'static, std::result::Result<T, JsValue>> = Box::pin(f);
-    let out: LocalBoxFuture<'static, std::result::Result<JsValue, JsValue>> =
-        Box::pin(async move { convert(&work.await?) });
-    future_to_promise(out)
+    boxed(async move { convert(&work.await?) })
+}
+
+/// `future_to_promise` of `f` boxed: every method shares its one instance
+/// (about 2.7 KB of wasm each) instead of compiling one per future type.
+pub(super) fn boxed(
+    f: impl std::future::Future<Output = std::result::Result<JsValue, JsValue>> + 'static,
+) -> Promise {
+    let f: LocalBoxFuture<'static, std::result::Result<JsValue, JsValue>> = Box::pin(f);
+    future_to_promise(f)
 }
 
 fn undefined<T>(_: &T) -> std::result::Result<JsValue, JsValue> {
@@ -277,7 +284,7 @@ impl JsMemory {
     #[wasm_bindgen(unchecked_return_type = "Promise<Memory>")]
     pub fn open(options: JsMemoryOptions) -> Promise {
         let options: JsValue = options.into();
-        future_to_promise(async move {
+        boxed(async move {
             let (options, ports, sync) = parse_open(options).await?;
             let memory = Memory::open(options, ports).await?;
             let online = sync.map(|sync| super::autosync::start(&memory, sync)).transpose()?.flatten();
@@ -293,7 +300,7 @@ impl JsMemory {
         #[wasm_bindgen(unchecked_param_type = "string")] namespace: JsValue,
         #[wasm_bindgen(unchecked_param_type = "\"indexeddb\" | StorageAdapter")] store: JsValue,
     ) -> Promise {
-        future_to_promise(async move {
+        boxed(async move {
             let namespace = js_string(&namespace, "namespace")?;
             memory::validate_namespace(&namespace)?;
             if store.as_string().as_deref() == Some("indexeddb") {
@@ -360,7 +367,7 @@ impl JsMemory {
     #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
     pub fn idle(&self) -> Promise {
         let idle = self.0.idle();
-        future_to_promise(async move {
+        boxed(async move {
             idle.await;
             Ok(JsValue::UNDEFINED)
         })
@@ -418,7 +425,7 @@ impl JsMemory {
             None => Ok(ContextRequest::default()),
         };
         let m = self.0.clone();
-        future_to_promise(async move {
+        boxed(async move {
             let ctx = m.build_context(parsed?).await?;
             let out = js_sys::Object::new();
             let messages = js_sys::JSON::parse(&crate::working::message::messages_json(&ctx.messages))?;
@@ -739,7 +746,7 @@ pub fn check_storage_adapter(
     #[wasm_bindgen(unchecked_param_type = "StorageAdapter")] adapter: JsValue,
     #[wasm_bindgen(unchecked_param_type = "string")] namespace: JsValue,
 ) -> Promise {
-    future_to_promise(async move {
+    boxed(async move {
         let ns = js_string(&namespace, "namespace")?;
         memory::validate_namespace(&ns)?;
         let store = timed(JsStore::new(adapter, &ns)?);

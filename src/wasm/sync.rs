@@ -17,9 +17,11 @@ use wasm_bindgen::JsCast;
 use super::js_store::JsStore;
 use super::memory::{optional, promise, u32_field, JsMemory};
 use super::transport::JsTransport;
+use super::types::JsSyncOptions;
 use super::JsClock;
 use super::{check_fields, js_string, shallow_copy, take_field, to_js};
 use crate::error::{Error, Result};
+use crate::memory::SyncOptions;
 use crate::store::Timed;
 use crate::sync::Relay;
 
@@ -32,18 +34,37 @@ fn request_bytes(request: &JsValue) -> Result<Vec<u8>> {
     Ok(bytes.to_vec())
 }
 
+/// `sync`'s options (`{ sessions?: boolean }`), read by hand: a serde
+/// reader of its own would cost the wasm more than the one field.
+fn sync_options(options: Option<JsSyncOptions>) -> std::result::Result<SyncOptions, JsValue> {
+    let Some(options) = options.map(JsValue::from).and_then(optional) else {
+        return Ok(SyncOptions::default());
+    };
+    if !options.is_object() || js_sys::Array::is_array(&options) {
+        return Err(Error::invalid("sync options must be an object: { sessions?: boolean }").into());
+    }
+    check_fields(&options, "sync option", &["sessions"], &[])?;
+    Ok(SyncOptions { sessions: super::autosync::sessions_field(&options)? })
+}
+
 #[wasm_bindgen(js_class = Memory)]
 impl JsMemory {
     /// Syncs the namespace's long-term memory with a peer through the
-    /// host's transport: only what differs travels; a forget propagates.
+    /// host's transport (with `{ sessions: true }`, the sessions' messages
+    /// and summaries too): only what differs travels; a deletion propagates.
     #[wasm_bindgen(unchecked_return_type = "Promise<SyncReport>")]
     pub fn sync(
         &self,
         #[wasm_bindgen(unchecked_param_type = "(request: Uint8Array) => Promise<Uint8Array> | Uint8Array")]
         transport: JsValue,
+        options: Option<JsSyncOptions>,
     ) -> Promise {
+        let options = sync_options(options);
         let m = self.0.clone();
-        promise(async move { Ok(m.sync(&JsTransport::new(transport, "the sync transport")?).await?) }, to_js)
+        promise(
+            async move { Ok(m.sync_with(&JsTransport::new(transport, "the sync transport")?, options?).await?) },
+            to_js,
+        )
     }
 }
 

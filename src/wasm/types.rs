@@ -201,4 +201,6 @@ extern "C" {
     pub type JsIndexOptions;
     #[wasm_bindgen(typescript_type = "EndSessionOptions")]
     pub type JsEndSessionOptions;
+    #[wasm_bindgen(typescript_type = "SyncOptions")]
+    pub type JsSyncOptions;
 }

@@ -5,7 +5,8 @@
 // Chromium profiles on IndexedDB (tests/browser/sync.html), syncing with
 // httpTransport. Each device makes 200 changes offline (remember,
 // supersede, undo, forget: tests/browser/sync-work.mjs), some on memories
-// the other changes too; both sync, in Node with the relay restarted in the
+// the other changes too, and in Node session messages and a deleteSession
+// (synced with { sessions: true }); both sync, in Node with the relay restarted in the
 // middle of one sync, and a third device joins late. Counted rather than
 // assumed: every memory and history the same on every device, 0 lost, 0
 // duplicated, 0 resurrected; the relay's files on disk hold no plaintext
@@ -163,6 +164,10 @@ test("two devices, 200 offline changes each, converge through the relay in worke
     const store = mapAdapter();
     return { store, memory: await am.Memory.open({ namespace, sessionId: "chat", store, ...(encryption && { encryption }) }) };
   };
+  // Sessions travel too: the chat, and an older one B deletes offline.
+  const S = { sessions: true };
+  const said = async (m) => (await m.sessionHistory()).map((e) => e.content);
+  const oldOf = (d) => am.Memory.open({ namespace: "alice", sessionId: "old", store: d.store, encryption: { key } });
   try {
     // The host's check: no token, a forged one, a GET: refused before any object.
     const refused = await device();
@@ -182,10 +187,15 @@ test("two devices, 200 offline changes each, converge through the relay in worke
     // A shared start: A's memories, on B too.
     const [a, b] = [await device(), await device()];
     const base = await remembered(a.memory, 39, 40);
-    await a.memory.sync(transport("alice"));
+    for (const content of ["base chat 1", "base chat 2", "base chat 3"]) await a.memory.add({ content });
+    const oldA = await oldOf(a);
+    for (const content of ["older chat 1", "older chat 2"]) await oldA.add({ content });
+    await a.memory.sync(transport("alice"), S);
     assert.equal(doFiles(), 2, "carol's requests and alice's sync made one relay object each");
-    await b.memory.sync(transport("alice"));
+    await b.memory.sync(transport("alice"), S);
     assert.deepEqual((await view(b.memory)).doc, (await view(a.memory)).doc);
+    const oldB = await oldOf(b);
+    assert.deepEqual(await said(oldB), ["older chat 1", "older chat 2"]);
 
     // Offline: A works on the even base memories and its own, B on the odd
     // ones and its own, and B also forgets some of A's (which A may have
@@ -196,21 +206,41 @@ test("two devices, 200 offline changes each, converge through the relay in worke
     const gone = new Set([...changesA.gone, ...changesB.gone].map(([id]) => id));
     assert.ok(changesA.gone.length > 10 && changesB.gone.length > 10, `forgets: ${changesA.gone.length}, ${changesB.gone.length}`);
     const forgottenTexts = [...changesA.gone, ...changesB.gone].map(([, t]) => t);
+    const chat = ["base chat 1", "base chat 2", "base chat 3"];
+    for (let i = 0; i < 20; i++) {
+      for (const [d, tag] of [[a, "laptop"], [b, "phone"]]) {
+        chat.push(`${tag} chat ${i}`);
+        await d.memory.add({ content: `${tag} chat ${i}` });
+      }
+    }
+    await b.memory.deleteSession("old");
 
     // A syncs; B's sync is cut: the relay stops before its second exchange.
-    await a.memory.sync(transport("alice"));
+    await a.memory.sync(transport("alice"), S);
     requests = 0;
     stopBefore = 2;
-    await assert.rejects(b.memory.sync(transport("alice")), (e) => e.code === "SYNC_TRANSPORT");
+    await assert.rejects(b.memory.sync(transport("alice"), S), (e) => e.code === "SYNC_TRANSPORT");
     stopBefore = 0;
     worker = await startWorker(app, persist, { SYNC_SECRET: secret }, worker.port);
     // After the restart, with the relay's state from disk, the sync resumes.
-    const resumed = await b.memory.sync(transport("alice"));
+    const resumed = await b.memory.sync(transport("alice"), S);
     assert.ok(resumed.received > 0 && resumed.sent > 0, JSON.stringify(resumed));
-    await a.memory.sync(transport("alice"));
+    await a.memory.sync(transport("alice"), S);
 
     const c = await device();
-    await c.memory.sync(transport("alice"));
+    await c.memory.sync(transport("alice"), S);
+    // Session messages: every one on every device, once, in one order; the deleted session nowhere.
+    const chats = [await said(a.memory), await said(b.memory), await said(c.memory)];
+    for (const [i, held] of chats.entries()) {
+      const lost = chat.filter((t) => !held.includes(t)).length;
+      const duplicated = held.length - new Set(held).size;
+      const old = await oldOf([a, b, c][i]);
+      const resurrected = (await said(old)).length;
+      old.free();
+      assert.deepEqual({ lost, duplicated, resurrected }, { lost: 0, duplicated: 0, resurrected: 0 }, `device ${"ABC"[i]}'s sessions`);
+      assert.deepEqual(held, chats[0], `device ${"ABC"[i]} holds A's chat in A's order`);
+    }
+    assert.deepEqual(await said(oldA), [], "the deleted session on the instance that held it open");
     const after = [await view(a.memory), await view(b.memory), await view(c.memory)];
     const expected = expectation([beforeA, beforeB], gone);
     for (const [i, v] of after.entries()) {
@@ -232,7 +262,7 @@ test("two devices, 200 offline changes each, converge through the relay in worke
     const held = disk.values.map((v) => `${v.value}\n${v.decoded}`).join("\n");
     assert.ok(disk.values.filter((v) => v.key.includes("sync/item/")).length > 400, `${disk.values.length} values at the relay`);
     assert.ok(held.includes("bob keeps a plaintext marker"), "the disk reader sees a plain operation");
-    const texts = [...changesA.texts, ...changesB.texts, ...[...beforeA.entries.values()].map((e) => e.content)];
+    const texts = [...changesA.texts, ...changesB.texts, ...[...beforeA.entries.values()].map((e) => e.content), ...chat, "older chat 1"];
     const seen = texts.filter((t) => held.includes(t) || disk.bytes.includes(t));
     assert.deepEqual(seen, [], "plaintext at the relay");
     for (const word of ["laptop", "phone", "base "]) assert.ok(!held.includes(word) && !disk.bytes.includes(word), word);

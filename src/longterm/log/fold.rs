@@ -26,7 +26,7 @@
 //!
 //! Cost: one map update per operation, a lookup per memory replaced.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use rustc_hash::FxHashMap as HashMap;
 
@@ -49,9 +49,11 @@ pub struct View {
     /// Memories forgotten, with the clock of the last forget of each: what
     /// wrote them at an earlier clock (everything its forgetter had seen)
     /// counts as never written.
-    forgotten: HashMap<String, i64>,
-    /// Judged messages with the time their mark lasts until.
-    processed: HashMap<String, i64>,
+    forgotten: BTreeMap<String, i64>,
+    /// Judged messages with the time their mark lasts until. B-trees, as
+    /// the export's map of these is: a hash map of (String, i64) beside it
+    /// cost the wasm a copy of the hash map's code.
+    processed: BTreeMap<String, i64>,
     /// The clock of the last purge: operations stamped before it count
     /// for nothing.
     purged: u64,

@@ -107,10 +107,16 @@ impl Records {
     /// ones their ids name and are not held yet, as one write of this
     /// instance, then erases what a forget among them forgets; an erased
     /// twin of an operation held takes its place, and a purge newer than
-    /// any held starts the store over. Gives those rejected, with why.
-    pub async fn receive(&mut self, lines: Vec<(ItemId, String)>) -> Result<Vec<(OpId, &'static str)>> {
+    /// any held starts the store over. Gives those rejected, with why, and
+    /// the conflicts settled: an erasure meeting its original held, or an
+    /// original meeting its erasure held.
+    pub async fn receive(
+        &mut self,
+        lines: Vec<(ItemId, String)>,
+    ) -> Result<(Vec<(OpId, &'static str)>, u32)> {
         let now = self.clock.now_ms();
         let mut rejected = Vec::new();
+        let mut conflicts = 0;
         let mut fresh: Vec<(OpId, Op)> = Vec::new();
         let mut twins: Vec<(OpId, Op)> = Vec::new();
         for (item, line) in &lines {
@@ -132,12 +138,13 @@ impl Records {
                         rejected.push((id, "an erasure that is not the operation it names, erased"));
                     } else if self.log.get(&id).is_some() {
                         twins.push((id, op));
+                        conflicts += 1;
                     } else if let Some(f) = fresh.iter_mut().find(|(f, _)| *f == id) {
                         f.1 = op;
                     }
                 }
                 // Held already, or its erasure is: nothing to take.
-                Some(_) => {}
+                Some(held) => conflicts += u32::from(held.is_erased() && !op.is_erased()),
             }
         }
         let newest =
@@ -145,7 +152,7 @@ impl Records {
         let purged = newest.max().unwrap_or(0).max(self.log.view().purged());
         fresh.retain(|(_, op)| op.stamp.clock >= purged);
         if fresh.is_empty() && twins.is_empty() {
-            return Ok(rejected);
+            return Ok((rejected, conflicts));
         }
         for (_, op) in &fresh {
             self.stamps.observe(op.stamp);
@@ -161,7 +168,7 @@ impl Records {
                 .collect();
             kept.append(&mut fresh);
             self.start_over(kept, now).await?;
-            return Ok(rejected);
+            return Ok((rejected, conflicts));
         }
         if !twins.is_empty() {
             let erased = self.log.take_erased(twins);
@@ -174,7 +181,7 @@ impl Records {
             self.landing.erase_forgotten(&mut self.log).await?;
         }
         let _ = self.landing.compact_if_due(&self.log, now).await;
-        Ok(rejected)
+        Ok((rejected, conflicts))
     }
 
     /// Deletes every record of long-term memory and writes `kept` anew, as

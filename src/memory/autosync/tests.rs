@@ -84,7 +84,7 @@ fn relay() -> Rc<Relay> {
 fn device(w: &mut World, wire: &Rc<Wire>, ports: Ports) -> Memory {
     let store: Rc<dyn Store> = Rc::new(MemoryStore::new());
     let m = w.open_with(options("chat"), Ports { store, ..ports });
-    m.autosync(wire.clone(), &AutoSyncOptions { interval_ms: Some(INTERVAL) }).unwrap();
+    m.autosync(wire.clone(), &AutoSyncOptions { interval_ms: Some(INTERVAL), ..Default::default() }).unwrap();
     m
 }
 
@@ -164,6 +164,33 @@ fn a_memory_remembered_on_one_device_reaches_another_by_their_schedules() {
     }
     let seen: Vec<String> = w.run(b.memories()).unwrap().into_iter().map(|e| e.content).collect();
     assert_eq!(seen, ["Has a dog named Rex"], "after {intervals} intervals");
+}
+
+#[test]
+fn scheduled_syncs_carry_the_sessions_messages_when_asked_and_only_then() {
+    let history = |w: &mut World, m: &Memory| -> Vec<String> {
+        w.run(m.session_history()).unwrap().into_iter().map(|e| e.content).collect()
+    };
+    for sessions in [true, false] {
+        let mut w = World::new();
+        let relay = relay();
+        let opts = AutoSyncOptions { interval_ms: Some(INTERVAL), sessions };
+        let [a, b] = [0, 1].map(|_| {
+            let store: Rc<dyn Store> = Rc::new(MemoryStore::new());
+            let ports = w.ports(None);
+            let m = w.open_with(options("chat"), Ports { store, ..ports });
+            m.autosync(Wire::new(&relay), &opts).unwrap();
+            m
+        });
+        w.settle();
+        w.run(a.add(user("I moved to Porto last week"))).unwrap();
+        for _ in 0..2 {
+            w.clock.advance(i64::from(INTERVAL));
+            w.settle();
+        }
+        let expected: &[&str] = if sessions { &["I moved to Porto last week"] } else { &[] };
+        assert_eq!(history(&mut w, &b), expected, "sessions: {sessions}");
+    }
 }
 
 #[test]
@@ -250,6 +277,7 @@ fn the_backoff_stops_growing_at_its_cap() {
     let s = Schedule {
         transport: Wire::new(&relay()),
         interval_ms: INTERVAL,
+        sync: SyncOptions::default(),
         nudged: Cell::new(false),
         waker: RefCell::default(),
         stopped: Cell::new(false),
@@ -299,10 +327,16 @@ fn sync_options_out_of_bounds_and_a_second_schedule_are_invalid() {
     let ports = w.ports(None);
     let m = w.open_with(options("chat"), ports);
     for ms in [0, MIN_SYNC_INTERVAL_MS - 1, MAX_SYNC_INTERVAL_MS + 1] {
-        let e = m.autosync(wire.clone(), &AutoSyncOptions { interval_ms: Some(ms) }).unwrap_err();
+        let e = m
+            .autosync(wire.clone(), &AutoSyncOptions { interval_ms: Some(ms), ..Default::default() })
+            .unwrap_err();
         assert_eq!(e.code, ErrorCode::InvalidInput, "{ms}");
     }
-    m.autosync(wire.clone(), &AutoSyncOptions { interval_ms: Some(MIN_SYNC_INTERVAL_MS) }).unwrap();
+    m.autosync(
+        wire.clone(),
+        &AutoSyncOptions { interval_ms: Some(MIN_SYNC_INTERVAL_MS), ..Default::default() },
+    )
+    .unwrap();
     let e = m.autosync(wire.clone(), &AutoSyncOptions::default()).unwrap_err();
     assert_eq!(e.code, ErrorCode::InvalidInput);
     w.run(m.close());

@@ -19,6 +19,7 @@
 //! working memory only, so they never clutter the parent's history.
 
 pub mod position;
+pub mod replica;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
@@ -31,8 +32,7 @@ use crate::error::{Error, Result};
 use crate::ports::clock::Clock;
 use crate::ports::LocalBoxFuture;
 use crate::store::layout::{
-    gone_key, gone_prefix, is_message_key, is_summary_key, message_prefix, summary_key, writer_prefix,
-    SESSIONS_PREFIX,
+    gone_prefix, is_message_key, is_summary_key, message_prefix, summary_key, writer_prefix, SESSIONS_PREFIX,
 };
 use crate::store::{damage, DamageLog, Store};
 use crate::tokens::Tokenizer;
@@ -374,19 +374,25 @@ impl Session {
             }
             let Ok(e) = serde_json::from_str::<MemoryEntry>(&value) else { continue };
             if (message && ids.contains(&e.id)) || (summary && e.sources.iter().any(|s| ids.contains(s))) {
-                markers.extend(gone_key(&key, &e.id).filter(|_| message));
+                markers.extend(replica::marker(&key, &value));
                 keys.push(key);
                 deleted.push(e);
             }
         }
         if !keys.is_empty() {
-            self.store.delete_many(keys).await?;
-            let mut items: Vec<(String, String)> = markers.into_iter().map(|k| (k, String::new())).collect();
-            items.push(self.next_writer_record());
-            self.store.put_many(items).await?;
+            self.erase(markers, keys).await?;
         }
         self.reload(ids).await?;
         Ok(deleted)
+    }
+
+    /// Writes the markers of a deletion (with this writer's record), then
+    /// deletes: cut off between, the deletion is known and finished at the
+    /// next sync ([`replica`]), never undone.
+    async fn erase(&mut self, mut markers: Vec<(String, String)>, keys: Vec<String>) -> Result<()> {
+        markers.push(self.next_writer_record());
+        self.store.put_many(markers).await?;
+        self.store.delete_many(keys).await
     }
 
     /// Deletes the session's newest message (an agent framework undoing
@@ -400,10 +406,11 @@ impl Session {
             return Ok(None);
         }
         let key = format!("{}{}", message_prefix(&self.storage_id), position::encode(seq));
-        self.store.delete_many(vec![key]).await?;
-        let marker = (format!("{}{}", gone_prefix(&self.storage_id), entry.id), String::new());
-        let record = self.next_writer_record();
-        self.store.put_many(vec![marker, record]).await?;
+        let stored = self.store.get(&key).await?;
+        let marker = stored.and_then(|v| replica::marker(&key, &v));
+        let marker = marker
+            .unwrap_or_else(|| (format!("{}{}", gone_prefix(&self.storage_id), entry.id), String::new()));
+        self.erase(vec![marker], vec![key]).await?;
         self.reload(&crate::order::set_of([entry.id.clone()])).await?;
         Ok(Some(entry))
     }
@@ -413,31 +420,24 @@ impl Session {
     /// old one's place); other instances of it drop what they hold at
     /// their next sync. Returns what it deleted.
     pub async fn clear(&mut self) -> Result<Vec<MemoryEntry>> {
-        let (mut keys, mut deleted) = (Vec::new(), Vec::new());
+        let (mut keys, mut deleted, mut markers) = (Vec::new(), Vec::new(), Vec::new());
         let summary = summary_key(&self.storage_id);
-        for (key, value) in self.store.list(&message_prefix(&self.storage_id)).await? {
+        let mut rows = self.store.list(&message_prefix(&self.storage_id)).await?;
+        rows.extend(self.store.get(&summary).await?.map(|v| (summary, v)));
+        for (key, value) in rows {
             deleted.extend(serde_json::from_str::<MemoryEntry>(&value).ok());
+            markers.extend(replica::marker(&key, &value));
             keys.push(key);
         }
-        if let Some(value) = self.store.get(&summary).await? {
-            deleted.extend(serde_json::from_str::<MemoryEntry>(&value).ok());
-            keys.push(summary);
-        }
         // What this instance holds but the store lost goes too.
+        let gone = gone_prefix(&self.storage_id);
         for l in self.memory.pending().iter().chain(self.memory.live()) {
             if !deleted.iter().any(|e| e.id == l.entry.id) {
                 deleted.push(l.entry.clone());
+                markers.push((format!("{gone}{}", l.entry.id), String::new()));
             }
         }
-        self.store.delete_many(keys).await?;
-        let gone = gone_prefix(&self.storage_id);
-        let mut items: Vec<(String, String)> = deleted
-            .iter()
-            .filter(|e| e.kind != Kind::Summary)
-            .map(|e| (format!("{gone}{}", e.id), String::new()))
-            .collect();
-        items.push(self.next_writer_record());
-        self.store.put_many(items).await?;
+        self.erase(markers, keys).await?;
         self.memory = ConversationMemory::new(self.memory.limits());
         self.summary = None;
         Ok(deleted)
@@ -470,7 +470,11 @@ impl Session {
     /// Across instances the caller holds the namespace lock, so the read and
     /// the write are one step.
     pub async fn commit_summary_through(&mut self, content: String, seq: Seq) -> Result<SummaryCommit> {
-        if let Some(stored) = self.read_summary().await? {
+        let key = summary_key(&self.storage_id);
+        let raw = self.store.get(&key).await?;
+        // The summary replaced leaves its marker ([`replica`]).
+        let replaced = raw.as_deref().and_then(|v| replica::marker(&key, v));
+        if let Some(stored) = raw.and_then(|json| damage::parse::<MemoryEntry>(&self.damage, &key, &json)) {
             if let Some(c) = covers_through(&stored).filter(|&c| c >= seq) {
                 self.memory.summarized_through(c);
                 self.summary = Some(stored.clone());
@@ -490,11 +494,12 @@ impl Session {
         }
         let json = serde_json::to_string(&summary).map_err(|e| Error::invalid(e.to_string()))?;
         let writer = self.next_writer_record();
-        if let Err(e) = self.store.put_many(vec![(summary_key(&self.storage_id), json), writer]).await {
+        let items = [(key.clone(), json), writer].into_iter().chain(replaced).collect();
+        if let Err(e) = self.store.put_many(items).await {
             self.writes -= 1;
             return Err(e);
         }
-        self.damage.repaired(&summary_key(&self.storage_id));
+        self.damage.repaired(&key);
         self.memory.summarized_through(seq);
         self.summary = Some(summary.clone());
         Ok(SummaryCommit::Written(summary))
