@@ -38,7 +38,11 @@ pub(super) async fn load_episodes(
     store: &dyn Store,
     log: &DamageLog,
 ) -> Result<rustc_hash::FxHashMap<String, IndexDoc>> {
-    let mut sessions: std::collections::BTreeMap<String, Vec<MemoryEntry>> = Default::default();
+    // Grouped by session in a list, not a map: the store lists keys in
+    // order, so a session's messages come together (the search from the
+    // end finds the group at once), and a map of its own would cost the
+    // wasm its code.
+    let mut sessions: Vec<(String, Vec<MemoryEntry>)> = Vec::new();
     let mut out = rustc_hash::FxHashMap::default();
     // Keys list in position order, so each session's messages come in order.
     for (key, json) in store.list(SESSIONS_PREFIX).await? {
@@ -47,7 +51,10 @@ pub(super) async fn load_episodes(
         match kind {
             "msg" => {
                 if let Some(e) = damage::parse::<MemoryEntry>(log, &key, &json) {
-                    sessions.entry(session.to_string()).or_default().push(e);
+                    match sessions.iter_mut().rev().find(|(s, _)| s == session) {
+                        Some((_, messages)) => messages.push(e),
+                        None => sessions.push((session.to_string(), vec![e])),
+                    }
                 }
             }
             "summary" => {

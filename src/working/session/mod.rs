@@ -305,17 +305,22 @@ impl Session {
     async fn reload(&mut self, forgotten: &BTreeSet<String>) -> Result<()> {
         let summary = self.read_summary().await?;
         let rows = self.store.list(&message_prefix(&self.storage_id)).await?;
-        let mut messages: BTreeMap<Seq, MemoryEntry> =
-            crate::order::map_of(rows.iter().filter_map(|(k, v)| message_row(k, v, &self.damage)));
+        // A list sorted once (the shared sort), not a map of positions: a
+        // map of its own would cost the wasm its code.
+        let mut messages: Vec<(Seq, MemoryEntry)> =
+            rows.iter().filter_map(|(k, v)| message_row(k, v, &self.damage)).collect();
         let prefix = gone_prefix(&self.storage_id);
         let gone: BTreeSet<String> = crate::order::set_of(
             self.store.list(&prefix).await?.into_iter().map(|(k, _)| k[prefix.len()..].to_string()),
         );
         for l in self.memory.pending().iter().chain(self.memory.live()) {
             if !forgotten.contains(&l.entry.id) && !gone.contains(&l.entry.id) {
-                messages.entry(l.seq).or_insert_with(|| l.entry.clone());
+                messages.push((l.seq, l.entry.clone()));
             }
         }
+        // Stable: at a position the store holds, its row comes first and stays.
+        crate::order::sort_by(&mut messages, |a, b| a.0.cmp(&b.0));
+        messages.dedup_by(|later, first| later.0 == first.0);
         let mut memory = ConversationMemory::new(self.memory.limits());
         for (seq, entry) in messages {
             self.positions.observe(seq);
