@@ -52,8 +52,8 @@ pub struct AutoSyncOptions {
     /// browser comes back online.
     #[serde(default)]
     pub interval_ms: Option<u32>,
-    /// Each scheduled sync covers the sessions' messages and summaries too
-    /// ([`crate::memory::SyncOptions::sessions`]); default false.
+    /// Each scheduled sync covers the sessions' messages and summaries too,
+    /// as `memory.sync(transport, { sessions: true })` does; default false.
     #[serde(default)]
     pub sessions: bool,
 }
