@@ -4,10 +4,16 @@
 //! the reconciliation message (length, then bytes; empty: none), records
 //! (a count, then each record's id, length and bytes), and wanted ids (a
 //! count, then ids). A response ends with one byte more: 1 when some
-//! wanted records did not fit and must be asked for again; a request asking
-//! for more families than long-term memory alone ends with one byte more,
-//! the families ([`crate::sync::Families`]), so a request of a device
-//! syncing long-term memory reads as it did before. Lengths and
+//! wanted records did not fit and must be asked for again.
+//!
+//! Version 2 adds families: a request asking for more than long-term
+//! memory alone is a version 2 frame ending with one byte more, the
+//! families ([`crate::sync::Families`]). Every other frame is written as
+//! version 1, byte for byte as before, so a device syncing long-term
+//! memory and a relay of either version understand each other, and a
+//! relay of version 1 answers a device syncing sessions with its version,
+//! which the device reports as `SYNC_VERSION` (not as a malformed frame).
+//! Lengths and
 //! counts are LEB128 varints, each checked against what is left of the
 //! frame before anything is allocated, so no input makes a reader allocate
 //! more than the frame it was given.
@@ -16,9 +22,11 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::sync::{Families, ItemId, Record, ID_LEN, LONG_TERM_ONLY};
 
 const MAGIC: &[u8; 2] = b"AM";
-/// The version of the protocol this library speaks. A peer speaking
-/// another gets [`ErrorCode::SyncVersion`].
-pub const PROTOCOL_VERSION: u8 = 1;
+/// The newest version of the protocol this library speaks (it reads 1 and
+/// 2). A peer speaking another gets [`ErrorCode::SyncVersion`].
+pub const PROTOCOL_VERSION: u8 = 2;
+/// The version before families: long-term memory only.
+const FIRST_VERSION: u8 = 1;
 /// The largest frame either side sends or reads (a WebSocket message of a
 /// Durable Object may be 1 MiB).
 pub const MAX_FRAME: usize = 1 << 20;
@@ -148,8 +156,9 @@ impl Frame {
 
     pub fn encode(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(self.size());
+        let families = self.kind == Kind::Request && self.families != LONG_TERM_ONLY;
         out.extend_from_slice(MAGIC);
-        out.push(PROTOCOL_VERSION);
+        out.push(if families || self.kind == Kind::Version { PROTOCOL_VERSION } else { FIRST_VERSION });
         out.push(self.kind as u8);
         if self.kind == Kind::Version {
             return out;
@@ -169,7 +178,7 @@ impl Frame {
         }
         if self.kind == Kind::Response {
             out.push(u8::from(self.cut));
-        } else if self.families != LONG_TERM_ONLY {
+        } else if families {
             out.push(self.families);
         }
         out
@@ -185,7 +194,8 @@ impl Frame {
 
     /// Reads a frame: [`ErrorCode::LimitExceeded`] past [`MAX_FRAME`],
     /// [`ErrorCode::SyncVersion`] from a peer of another version (whatever
-    /// the rest holds), `INVALID_INPUT` when malformed.
+    /// the rest holds) and for a peer's version answer, `INVALID_INPUT`
+    /// when malformed.
     pub fn decode(bytes: &[u8]) -> Result<Frame> {
         check_len(bytes.len())?;
         let mut r = Reader(bytes);
@@ -193,13 +203,15 @@ impl Frame {
             return Err(malformed("no sync frame header"));
         }
         let version = r.bytes(1)?[0];
-        if version != PROTOCOL_VERSION {
+        if !(FIRST_VERSION..=PROTOCOL_VERSION).contains(&version) {
             return Err(version_error(version));
         }
         let kind = match r.bytes(1)?[0] {
             1 => Kind::Request,
             2 => Kind::Response,
-            3 => return Err(malformed("a version answer of this very version")),
+            // The peer did not understand this side's request: a relay of
+            // version 1 asked for families, say.
+            3 => return Err(version_error(version)),
             _ => return Err(malformed("an unknown kind")),
         };
         let mut frame = Frame::new(kind);
@@ -217,7 +229,7 @@ impl Frame {
         }
         if kind == Kind::Response {
             frame.cut = r.bytes(1)?[0] == 1;
-        } else if !r.0.is_empty() {
+        } else if version == PROTOCOL_VERSION {
             frame.families = r.bytes(1)?[0];
         }
         if !r.0.is_empty() {

@@ -174,19 +174,48 @@ fn a_relay_syncing_with_a_peer_that_never_answers_gets_a_timeout_and_keeps_what_
 #[test]
 fn a_peer_of_another_version_gets_a_typed_error() {
     let relay = Relay::new(Rc::new(MemoryStore::new()));
-    // A request of version 2 is answered with this side's version only.
-    let answered = run(relay.exchange(b"AM\x02\x01\x00\x00\x00")).unwrap();
-    assert_eq!(answered, b"AM\x01\x03");
-    // A device of version 1 whose relay answers as version 2.
-    struct Newer;
-    impl Transport for Newer {
+    // A request of version 3 is answered with this side's version only.
+    let answered = run(relay.exchange(b"AM\x03\x01\x00\x00\x00")).unwrap();
+    assert_eq!(answered, b"AM\x02\x03");
+    // A device whose relay answers as version 3.
+    struct Answers(&'static [u8]);
+    impl Transport for Answers {
         fn exchange(&self, _: Vec<u8>) -> LocalBoxFuture<'_, Result<Vec<u8>>> {
-            Box::pin(async { Ok(b"AM\x02\x03".to_vec()) })
+            Box::pin(async { Ok(self.0.to_vec()) })
         }
     }
-    let err = run(sync(&MapReplica::default(), &Newer)).unwrap_err();
+    let err = run(sync(&MapReplica::default(), &Answers(b"AM\x03\x03"))).unwrap_err();
     assert_eq!(err.code, ErrorCode::SyncVersion);
     assert_eq!(err.code.as_str(), "SYNC_VERSION");
+    // A replica syncing more than long-term memory (this one: every
+    // family) whose relay speaks version 1 only, and so answers with its
+    // version: SYNC_VERSION, naming both.
+    let err = run(sync(&MapReplica::default(), &Answers(b"AM\x01\x03"))).unwrap_err();
+    assert_eq!(err.code, ErrorCode::SyncVersion);
+    assert!(err.message.contains("version 1") && err.message.contains("version 2"), "{}", err.message);
+}
+
+#[test]
+fn a_request_for_long_term_memory_alone_is_a_first_version_frame() {
+    // Byte for byte what a relay of version 1 reads: no families byte.
+    let mut request = Frame::new(Kind::Request);
+    request.wants = vec![[7; ID_LEN]];
+    let bytes = request.encode();
+    assert_eq!(&bytes[..4], b"AM\x01\x01");
+    assert_eq!(bytes.len(), 4 + 1 + 1 + 1 + ID_LEN, "no byte after the wanted ids");
+    assert_eq!(Frame::decode(&bytes).unwrap(), request);
+    // Families make it version 2, with them last; a version 1 frame with a
+    // byte after its end is malformed, as a relay of version 1 finds it.
+    request.families = LONG_TERM_ONLY | 1 << KIND_SESSION;
+    let bytes = request.encode();
+    assert_eq!(&bytes[..4], b"AM\x02\x01");
+    assert_eq!(bytes.last(), Some(&request.families));
+    assert_eq!(Frame::decode(&bytes).unwrap(), request);
+    let mut first = bytes.clone();
+    first[2] = 1;
+    assert_eq!(Frame::decode(&first).unwrap_err().code, ErrorCode::InvalidInput);
+    // Responses stay version 1 whatever was asked.
+    assert_eq!(&Frame::new(Kind::Response).encode()[..4], b"AM\x01\x02");
 }
 
 #[test]

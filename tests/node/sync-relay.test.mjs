@@ -5,9 +5,9 @@
 // Chromium profiles on IndexedDB (tests/browser/sync.html), syncing with
 // httpTransport. Each device makes 200 changes offline (remember,
 // supersede, undo, forget: tests/browser/sync-work.mjs), some on memories
-// the other changes too, and in Node session messages and a deleteSession
-// (synced with { sessions: true }); both sync, in Node with the relay restarted in the
-// middle of one sync, and a third device joins late. Counted rather than
+// the other changes too, and session messages and a deleteSession (synced
+// with { sessions: true }); both sync, in Node with the relay restarted in
+// the middle of one sync, and a third device joins late. Counted rather than
 // assumed: every memory and history the same on every device, 0 lost, 0
 // duplicated, 0 resurrected; the relay's files on disk hold no plaintext
 // with encryption on (and do without: the control).
@@ -271,7 +271,7 @@ test("two devices, 200 offline changes each, converge through the relay in worke
   }
 });
 
-test("two Chromium profiles as two devices: 200 offline changes each on IndexedDB, synced through the relay in workerd, the same memories and histories, kept across a reload", { timeout: 600_000 }, async () => {
+test("two Chromium profiles as two devices: 200 offline changes and 20 messages each on IndexedDB and a deleted session, synced through the relay in workerd, the same memories, histories and chat, kept across a reload", { timeout: 600_000 }, async () => {
   const app = example();
   const worker = await startWorker(app, mkdtempSync(join(tmpdir(), "relay-")), { SYNC_SECRET: secret });
   // The pages' origin answers /sync by passing the request to the relay (a
@@ -308,9 +308,13 @@ test("two Chromium profiles as two devices: 200 offline changes each on IndexedD
       return { doc, entries: new Map(doc.entries.map((e) => [e.id, e])), valid: new Set(valid) };
     };
     const base = await pa.evaluate(() => window.device.remembered(7, 30));
+    const chat = ["base chat 1", "base chat 2", "base chat 3"];
+    await pa.evaluate((c) => window.device.add(c), chat);
+    await pa.evaluate(() => window.device.add(["older chat 1", "older chat 2"], "old"));
     await sync(pa);
     await sync(pb);
     assert.deepEqual((await viewOf(pb)).doc, (await viewOf(pa)).doc);
+    assert.deepEqual(await pb.evaluate(() => window.device.said("old")), ["older chat 1", "older chat 2"]);
 
     // Offline: the relay cannot be reached; each profile changes its memory.
     for (const context of contexts) await context.setOffline(true);
@@ -323,6 +327,14 @@ test("two Chromium profiles as two devices: 200 offline changes each on IndexedD
     const befores = [await viewOf(pa), await viewOf(pb)];
     const gone = new Set(changes.flatMap((c) => c.gone.map(([id]) => id)));
     assert.ok(gone.size > 20, `${gone.size} forgotten`);
+    // Both go on with the chat offline, and the phone deletes the older session.
+    for (let i = 0; i < 20; i++) {
+      for (const [page, tag] of [[pa, "laptop"], [pb, "phone"]]) {
+        chat.push(`${tag} chat ${i}`);
+        await page.evaluate((c) => window.device.add(c), [`${tag} chat ${i}`]);
+      }
+    }
+    await pb.evaluate(() => window.device.deleteSession("old"));
 
     for (const context of contexts) await context.setOffline(false);
     await sync(pa);
@@ -337,6 +349,15 @@ test("two Chromium profiles as two devices: 200 offline changes each on IndexedD
       assert.deepEqual(v.doc, after[0].doc, "both profiles hold the same, histories included (the second after a reload)");
     }
     assert.ok(expected.valid.size > 100, `${expected.valid.size} valid`);
+    // The chat: every message on both profiles, once, in one order; the deleted session on neither.
+    const chats = [await pa.evaluate(() => window.device.said()), await pb.evaluate(() => window.device.said())];
+    for (const [i, held] of chats.entries()) {
+      const lost = chat.filter((t) => !held.includes(t)).length;
+      const duplicated = held.length - new Set(held).size;
+      const resurrected = (await pages[i].evaluate(() => window.device.said("old"))).length;
+      assert.deepEqual({ lost, duplicated, resurrected }, { lost: 0, duplicated: 0, resurrected: 0 }, `profile ${i}'s sessions`);
+      assert.deepEqual(held, chats[0], `profile ${i} holds the chat in one order`);
+    }
   } finally {
     for (const context of contexts) await context.close();
     server.close();
