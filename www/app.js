@@ -75,6 +75,9 @@ async function reply(text, messages) {
 // ---- sessions ----
 
 async function openSession(id) {
+  // The old session's messages go at once, not when the new one's are read:
+  // nothing on screen belongs to a session that is no longer open.
+  $("log").innerHTML = "";
   state.memory?.free();
   state.memory = await Memory.open({
     namespace: NAMESPACE,
