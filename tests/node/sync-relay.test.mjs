@@ -137,6 +137,52 @@ test("syncRelayRoute: authorize first, nothing reached on a refusal, the user's 
   }
 });
 
+test("syncRelayRoute cors: a listed origin's preflight and answers carry its headers; another origin is a 403 before authorize; same-origin and originless requests pass as without cors", async () => {
+  const reached = [];
+  const asked = [];
+  const env = { SYNC_RELAY: { idFromName: (name) => ({ name }), get: (id) => ({ fetch: async () => { reached.push(id.name); return new Response("frame", { headers: { "content-type": "application/octet-stream" } }); } }) } };
+  const authorize = (request) => {
+    asked.push(request.method);
+    return request.headers.get("authorization") === "Bearer ok" ? "alice" : null;
+  };
+  const app = "http://localhost:5173";
+  const ask = (route, method, headers) => route(new Request("https://relay.test/sync", { method, headers, ...(method === "POST" && { body: "x" }) }), env);
+  for (const cors of [{ origins: [app] }, { origins: (origin, e) => e === env && origin === app }, { origins: async (origin) => origin === app }]) {
+    reached.length = asked.length = 0;
+    const route = syncRelayRoute({ binding: "SYNC_RELAY", authorize, cors });
+    const pre = await ask(route, "OPTIONS", { origin: app, "access-control-request-method": "POST", "access-control-request-headers": "authorization, content-type" });
+    assert.equal(pre.status, 204);
+    assert.equal(pre.headers.get("access-control-allow-origin"), app);
+    assert.equal(pre.headers.get("access-control-allow-methods"), "POST");
+    assert.deepEqual(pre.headers.get("access-control-allow-headers").split(/,\s*/).sort(), ["authorization", "content-type"]);
+    assert.match(pre.headers.get("vary"), /origin/i);
+    assert.deepEqual([asked, reached], [[], []], "a preflight runs no authorize and reaches no object");
+    const ok = await ask(route, "POST", { origin: app, authorization: "Bearer ok" });
+    assert.deepEqual([ok.status, await ok.text(), ok.headers.get("access-control-allow-origin"), ok.headers.get("content-type")], [200, "frame", app, "application/octet-stream"]);
+    // A refusal the page can read: CORS headers on the 401 too.
+    const no = await ask(route, "POST", { origin: app });
+    assert.deepEqual([no.status, no.headers.get("access-control-allow-origin")], [401, app]);
+    for (const method of ["OPTIONS", "POST"]) {
+      const other = await ask(route, method, { origin: "https://evil.test", authorization: "Bearer ok" });
+      assert.deepEqual([other.status, other.headers.get("access-control-allow-origin")], [403, null], method);
+      assert.match((await other.json()).error, /evil\.test/);
+    }
+    assert.deepEqual(asked, ["POST", "POST"], "another origin ran authorize");
+    // The relay's own pages and devices that are no page: as without cors.
+    for (const headers of [{ origin: "https://relay.test", authorization: "Bearer ok" }, { authorization: "Bearer ok" }]) {
+      const res = await ask(route, "POST", headers);
+      assert.deepEqual([res.status, res.headers.get("access-control-allow-origin")], [200, null], JSON.stringify(headers));
+    }
+    assert.deepEqual(reached, ["alice", "alice", "alice"]);
+  }
+  // Without cors, no CORS headers at all.
+  const plain = await ask(syncRelayRoute({ binding: "SYNC_RELAY", authorize }), "POST", { origin: app, authorization: "Bearer ok" });
+  assert.deepEqual([plain.status, plain.headers.get("access-control-allow-origin")], [200, null]);
+  for (const cors of [null, 1, {}, { origins: "http://a.test" }, { origins: ["http://a.test/"] }, { origins: ["a.test"] }, { origins: [1] }, { origins: [app], credentials: true }]) {
+    assert.throws(() => syncRelayRoute({ binding: "SYNC_RELAY", authorize, cors }), (e) => e.name === "AgentMemoryError" && e.code === "INVALID_INPUT", JSON.stringify(cors));
+  }
+});
+
 test("the README's wrangler.toml lines for the relay are the example's", () => {
   const readme = readFileSync(join(root, "README.md"), "utf8");
   const block = /```toml\n(\[\[durable_objects\.bindings\]\][^`]*SyncRelayObject[^`]*)```/.exec(readme);
@@ -273,17 +319,10 @@ test("two devices, 200 offline changes each, converge through the relay in worke
 
 test("two Chromium profiles as two devices: 200 offline changes and 20 messages each on IndexedDB and a deleted session, synced through the relay in workerd, the same memories, histories and chat, kept across a reload", { timeout: 600_000 }, async () => {
   const app = example();
-  const worker = await startWorker(app, mkdtempSync(join(tmpdir(), "relay-")), { SYNC_SECRET: secret });
-  // The pages' origin answers /sync by passing the request to the relay (a
-  // Worker serving the app would answer it itself).
-  const routes = new Map([["/sync", async (req, res) => {
-    const chunks = [];
-    for await (const chunk of req) chunks.push(chunk);
-    const answer = await fetch(`${worker.url}/sync`, { method: "POST", headers: { authorization: req.headers.authorization ?? "" }, body: Buffer.concat(chunks) });
-    res.writeHead(answer.status, { "content-type": answer.headers.get("content-type") ?? "application/octet-stream" });
-    res.end(Buffer.from(await answer.arrayBuffer()));
-  }]]);
-  const { server, url: origin } = await startServer(root, 0, routes);
+  // The pages come from another origin than the Worker's, which lets it in
+  // (SYNC_ORIGINS): the browser's own CORS checks, preflights included.
+  const { server, url: origin } = await startServer(root, 0);
+  const worker = await startWorker(app, mkdtempSync(join(tmpdir(), "relay-")), { SYNC_SECRET: secret, SYNC_ORIGINS: new URL(origin).origin });
   const key = randomBytes(32).toString("hex");
   const contexts = [];
   try {
@@ -292,7 +331,7 @@ test("two Chromium profiles as two devices: 200 offline changes and 20 messages 
       const context = await launchChromiumIn(mkdtempSync(join(tmpdir(), "profile-")));
       contexts.push(context);
       const page = await context.newPage();
-      await page.goto(`${origin}tests/browser/sync.html?key=${key}`);
+      await page.goto(`${origin}tests/browser/sync.html?key=${key}&relay=${encodeURIComponent(`${worker.url}/sync`)}`);
       await page.waitForFunction(() => window.device !== undefined, null, { timeout: 60_000 });
       await page.evaluate((t) => { window.token = t; }, token("dana"));
       pages.push(page);

@@ -9,7 +9,10 @@ import { syncRelayRoute } from "../../pkg/sync/durable-object.js";
 export async function syncOnce(memory: Memory, token: () => Promise<string>): Promise<number> {
   const report = await memory.sync(httpTransport("https://chat.example.com/sync", { headers: async () => ({ authorization: `Bearer ${await token()}` }) }));
   const route = syncRelayRoute<{ SECRET: string }>({ binding: "SYNC_RELAY", authorize: (request, env) => (request.headers.get("x-user") === env.SECRET ? "u" : null) });
+  const cors = syncRelayRoute<{ ORIGINS: string }>({ binding: "SYNC_RELAY", authorize: () => "u", cors: { origins: async (origin, env) => env.ORIGINS.split(",").includes(origin) } });
+  syncRelayRoute({ binding: "SYNC_RELAY", authorize: () => "u", cors: { origins: ["https://app.example.com"] } });
   const res: Response = await route(new Request("https://chat.example.com/sync"), { SECRET: "s" });
+  await cors(new Request("https://chat.example.com/sync"), { ORIGINS: "" });
   return report.received + res.status;
 }
 

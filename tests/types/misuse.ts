@@ -18,4 +18,6 @@ export async function misuse(memory: Memory, tok: Tokenizer): Promise<void> {
   httpTransport("/sync", { header: {} });
   // @ts-expect-error authorize is required
   syncRelayRoute({ binding: "SYNC_RELAY" });
+  // @ts-expect-error origins is a list or a check, not one string
+  syncRelayRoute({ binding: "SYNC_RELAY", authorize: () => "u", cors: { origins: "https://app.example.com" } });
 }

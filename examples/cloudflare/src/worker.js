@@ -78,7 +78,9 @@ async function authorize(request, env) {
   return (await crypto.subtle.verify("HMAC", key, mac, new TextEncoder().encode(user))) ? user : null;
 }
 
-const sync = syncRelayRoute({ binding: "SYNC_RELAY", authorize });
+// Browser apps served elsewhere (SYNC_ORIGINS, comma-separated) sync from the page.
+const origins = (origin, env) => (env.SYNC_ORIGINS ?? "").split(",").map((o) => o.trim()).includes(origin);
+const sync = syncRelayRoute({ binding: "SYNC_RELAY", authorize, cors: { origins } });
 
 export default {
   async fetch(request, env) {
