@@ -10,7 +10,8 @@
 // the middle of one sync, and a third device joins late. Counted rather than
 // assumed: every memory and history the same on every device, 0 lost, 0
 // duplicated, 0 resurrected; the relay's files on disk hold no plaintext
-// with encryption on (and do without: the control).
+// with encryption on (and do without: the control). And examples/vite,
+// built from the tarball, as two devices syncing from its own origin.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
@@ -24,7 +25,7 @@ import { httpTransport } from "../../pkg/sync/http.js";
 import { syncRelayRoute } from "../../pkg/sync/route.js";
 import { installExample, root } from "../../scripts/example.mjs";
 import { startWorker } from "../../scripts/wrangler.mjs";
-import { launchChromiumIn } from "../../scripts/chromium.mjs";
+import { launchChromium, launchChromiumIn } from "../../scripts/chromium.mjs";
 import { startServer } from "../../scripts/static-server.mjs";
 import { mapAdapter } from "./map-adapter.mjs";
 import { offlineChanges, remembered, view } from "../browser/sync-work.mjs";
@@ -399,6 +400,62 @@ test("two Chromium profiles as two devices: 200 offline changes and 20 messages 
     }
   } finally {
     for (const context of contexts) await context.close();
+    server.close();
+    await worker.stop();
+  }
+});
+
+test("examples/vite built from the tarball syncs through examples/cloudflare's relay from another origin: two browser contexts, one user's chat and memories on both", { timeout: 600_000 }, async () => {
+  const relayApp = example();
+  const vite = installExample("vite");
+  execFileSync(join(root, "node_modules/.bin/vite"), ["build", "--logLevel", "warn"], { cwd: vite });
+  const { server, url } = await startServer(join(vite, "dist"), 0);
+  const worker = await startWorker(relayApp, mkdtempSync(join(tmpdir(), "relay-")), { SYNC_SECRET: secret, SYNC_ORIGINS: new URL(url).origin });
+  const browser = await launchChromium();
+  try {
+    const device = async (user = "erin") => {
+      const page = await (await browser.newContext()).newPage();
+      const errors = [];
+      page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
+      await page.goto(`${url}?relay=${encodeURIComponent(`${worker.url}/sync`)}&token=${token(user)}`);
+      await page.waitForFunction(() => window.__result !== undefined, null, { timeout: 60_000 });
+      return { page, errors, result: () => page.evaluate(() => window.__result) };
+    };
+    const send = async (d, text) => {
+      await d.page.fill("#message", text);
+      await d.page.click("#chat button");
+      await d.page.waitForFunction((t) => window.__result.said?.includes(t) && !document.getElementById("message").value, text, { timeout: 30_000 });
+      return d.result();
+    };
+    const q = "Which language should I use for firmware?";
+    const laptop = await device();
+    const first = await laptop.result();
+    assert.equal(first.error, undefined, first.error);
+    assert.deepEqual([first.remembered, first.received, first.said, first.recalled], ["stored", 0, [q], "Prefers Rust for systems code"]);
+    assert.ok(first.sent >= 2, `sent ${first.sent}`);
+    assert.ok((await send(laptop, "My dog is called Rex")).sent >= 1);
+
+    // The phone: another profile's storage, so nothing but what it syncs.
+    const phone = await device();
+    const second = await phone.result();
+    assert.equal(second.error, undefined, second.error);
+    assert.ok(second.received >= 3, `received ${second.received}`);
+    assert.equal(second.remembered, "duplicate", "the laptop's fact arrived before the phone remembered it again");
+    assert.deepEqual(second.said, [q, "My dog is called Rex", q]);
+    assert.equal(second.recalled, "Prefers Rust for systems code");
+    const reply = await send(phone, "And a cat called Tom");
+    assert.deepEqual(reply.said, [q, "My dog is called Rex", q, "And a cat called Tom"]);
+    // The laptop's next message brings the phone's.
+    const back = await send(laptop, "Both are two years old");
+    assert.ok(back.received >= 2, `received ${back.received}`);
+    assert.deepEqual(back.said, [...reply.said, "Both are two years old"]);
+    assert.deepEqual([...laptop.errors, ...phone.errors], []);
+
+    // Another user's token reaches another relay object: nothing of erin's.
+    const stranger = await (await device("frank")).result();
+    assert.deepEqual([stranger.error, stranger.received, stranger.said], [undefined, 0, [q]]);
+  } finally {
+    await browser.close();
     server.close();
     await worker.stop();
   }
