@@ -16,6 +16,7 @@ import { DurableObject } from "cloudflare:workers";
 // app's own `import "agent-memory"` there, so one instance).
 import { SyncRelay } from "../workerd.js";
 import { durableObjectAdapter } from "../adapters/durable-object.js";
+import { boundedBody } from "./body.js";
 
 // One object holds one user's operations: the namespace only names its keys.
 const NAMESPACE = "sync";
@@ -39,8 +40,13 @@ export class SyncRelayObject extends DurableObject {
     if (request.method !== "POST") {
       return Response.json({ error: "a sync request is a POST of a frame", code: "INVALID_INPUT" }, { status: 405, headers: { allow: "POST" } });
     }
+    const limit = SyncRelay.maxRequestBytes();
+    const body = await boundedBody(request, limit);
+    if (!body) {
+      return Response.json({ error: `a sync request past ${limit} bytes`, code: "LIMIT_EXCEEDED" }, { status: STATUS.LIMIT_EXCEEDED });
+    }
     try {
-      const answer = await (await this.relay()).exchange(new Uint8Array(await request.arrayBuffer()));
+      const answer = await (await this.relay()).exchange(body);
       return new Response(answer, { headers: { "content-type": "application/octet-stream" } });
     } catch (err) {
       return Response.json({ error: err.message, code: err.code }, { status: STATUS[err.code] ?? 500 });

@@ -103,6 +103,13 @@ impl JsSyncRelay {
         )
     }
 
+    /// The longest request `exchange` takes (bytes): a host reading a
+    /// request's body stops keeping it past this, as the relay would refuse it.
+    #[wasm_bindgen(js_name = maxRequestBytes)]
+    pub fn max_request_bytes() -> u32 {
+        crate::sync::MAX_FRAME as u32
+    }
+
     /// The answer to one exchange of a device's sync.
     #[wasm_bindgen(unchecked_return_type = "Promise<Uint8Array>")]
     pub fn exchange(&self, #[wasm_bindgen(unchecked_param_type = "Uint8Array")] request: JsValue) -> Promise {

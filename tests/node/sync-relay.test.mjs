@@ -19,10 +19,12 @@ import { createHmac, randomBytes } from "node:crypto";
 import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { deserialize } from "node:v8";
+import { deserialize, setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import * as am from "../../pkg/node.js";
 import { httpTransport } from "../../pkg/sync/http.js";
 import { syncRelayRoute } from "../../pkg/sync/route.js";
+import { boundedBody } from "../../pkg/sync/body.js";
 import { installExample, root } from "../../scripts/example.mjs";
 import { startWorker } from "../../scripts/wrangler.mjs";
 import { launchChromium, launchChromiumIn } from "../../scripts/chromium.mjs";
@@ -120,6 +122,52 @@ test("httpTransport posts each frame to its URL with the fetch and headers given
   }
   m.free();
   relay.free();
+});
+
+test("the relay reads a request's body within the limit: the bytes whole below it; past it, declared or streamed, the rest read to its end and none of it kept", async () => {
+  setFlagsFromString("--expose-gc");
+  const gc = runInNewContext("gc");
+  const limit = am.SyncRelay.maxRequestBytes();
+  assert.equal(limit, 1 << 20);
+  // A stream of `n` bytes in fresh chunks of `size`, counting what was pulled.
+  const source = (n, size = 64 << 10) => {
+    const s = { pulled: 0 };
+    s.stream = new ReadableStream({
+      pull(c) {
+        const chunk = Math.min(n - s.pulled, size);
+        s.pulled += chunk;
+        if (chunk) c.enqueue(new Uint8Array(chunk).fill(s.pulled % 251));
+        else c.close();
+      },
+    });
+    return s;
+  };
+  const post = (body, headers = {}) => new Request("https://relay.test/sync", { method: "POST", body, headers, duplex: "half" });
+  const small = source(200_000, 7_000);
+  const bytes = await boundedBody(post(small.stream), limit);
+  const again = source(200_000, 7_000);
+  assert.deepEqual(Buffer.from(bytes), Buffer.from(await new Response(again.stream).arrayBuffer()), "the chunks whole and in order");
+  assert.equal((await boundedBody(post(source(limit, 100_000).stream), limit)).length, limit);
+  assert.equal((await boundedBody(new Request("https://relay.test/sync"), limit)).length, 0, "no body: empty");
+  for (const declared of [false, true]) {
+    const big = source(256 << 20, 1 << 20);
+    gc();
+    const before = process.memoryUsage().arrayBuffers;
+    let peak = 0;
+    const watched = big.stream.pipeThrough(new TransformStream({
+      transform(chunk, c) {
+        if (big.pulled % (16 << 20) === 0) {
+          gc();
+          peak = Math.max(peak, process.memoryUsage().arrayBuffers - before);
+        }
+        c.enqueue(chunk);
+      },
+    }));
+    const body = await boundedBody(post(watched, declared ? { "content-length": String(256 << 20) } : {}), limit);
+    assert.equal(body, undefined);
+    assert.equal(big.pulled, 256 << 20, "the body is read to its end");
+    assert.ok(peak < 64 << 20, `${peak >> 20} MiB held while 256 MiB went past (declared: ${declared})`);
+  }
 });
 
 test("syncRelayRoute: authorize first, nothing reached on a refusal, the user's own object otherwise; bad options and answers are typed errors", async () => {
@@ -226,8 +274,29 @@ test("two devices, 200 offline changes each, converge through the relay in worke
     // Past the check: a GET, a malformed frame, an oversized one, as HTTP statuses with the error's code.
     const auth = { authorization: `Bearer ${token("carol")}` };
     assert.equal((await fetch(url, { headers: auth })).status, 405);
-    for (const [body, status, code] of [[new Uint8Array([65, 77, 1, 1, 200]), 400, "INVALID_INPUT"], [new Uint8Array((1 << 20) + 1), 413, "LIMIT_EXCEEDED"]]) {
-      const res = await fetch(url, { method: "POST", headers: auth, body });
+    // Oversized ones, declared or streamed with no length, are drained and
+    // refused: each a 413, and the next request served (answering before
+    // the body is read makes workerd cut the connection).
+    const limit = am.SyncRelay.maxRequestBytes();
+    const streamed = (n) => new ReadableStream({
+      pull(c) {
+        const chunk = Math.min(n, 64 << 10);
+        n -= chunk;
+        if (chunk) c.enqueue(new Uint8Array(chunk));
+        else c.close();
+      },
+    });
+    const cases = [
+      [() => new Uint8Array([65, 77, 1, 1, 200]), 400, "INVALID_INPUT"],
+      [() => new Uint8Array(limit), 400, "INVALID_INPUT"],
+      [() => new Uint8Array(limit + 1), 413, "LIMIT_EXCEEDED"],
+      [() => new Uint8Array(32 << 20), 413, "LIMIT_EXCEEDED"],
+      [() => streamed(limit + 1), 413, "LIMIT_EXCEEDED"],
+      [() => streamed(8 << 20), 413, "LIMIT_EXCEEDED"],
+      [() => streamed(100), 400, "INVALID_INPUT"],
+    ];
+    for (const [body, status, code] of [...cases, ...cases]) {
+      const res = await fetch(url, { method: "POST", headers: auth, body: body(), duplex: "half" });
       assert.deepEqual([res.status, (await res.json()).code], [status, code]);
     }
 
