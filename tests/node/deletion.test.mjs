@@ -10,7 +10,10 @@ import { judgeHook } from "../../scripts/judge-hook.mjs";
 
 const embed = async (texts) => texts.map((t) => [t.length % 7, 1, t.includes("code") ? 1 : 0]);
 
-/** Everything a user could see or the store holds, as text. */
+/**
+ * Everything a user could see or the store holds, as text. A needle has
+ * letters past "f": a bare number can turn up in a writer id, a stamp or a hash.
+ */
 async function traces(store, m, needle) {
   const raw = [...store.map].filter(([k, v]) => k.includes(needle) || v.includes(needle)).map(([k]) => k);
   const found = (await m.search(needle)).filter((h) => h.text.includes(needle)).map((h) => `search: ${h.text}`);
@@ -39,33 +42,33 @@ async function chat(store, lines) {
 
 test("forget leaves no trace of a memory, its versions, its source message or a summary quoting it", async () => {
   const store = mapAdapter();
-  const m = await chat(store, ["My locker code is 4921", "I like chess"]);
-  const memory = (await m.memories()).find((e) => e.content.includes("4921"));
-  const newer = await m.supersede({ content: "User's locker code is now 4921-B" }, [memory.id]);
-  assert.ok((await traces(store, m, "4921")).length > 0, "the test plants what it then deletes");
+  const m = await chat(store, ["My locker code is 4921QX", "I like chess"]);
+  const memory = (await m.memories()).find((e) => e.content.includes("4921QX"));
+  const newer = await m.supersede({ content: "User's locker code is now 4921QX-B" }, [memory.id]);
+  assert.ok((await traces(store, m, "4921QX")).length > 0, "the test plants what it then deletes");
   assert.equal(await m.forget(newer.id), true);
   await m.idle();
-  assert.deepEqual(await traces(store, m, "4921"), []);
+  assert.deepEqual(await traces(store, m, "4921QX"), []);
   assert.deepEqual(await m.history(memory.id), []);
   assert.ok((await traces(store, m, "chess")).length > 0, "other memories stay");
   const reopened = await am.Memory.open({ namespace: "del", sessionId: "s", store });
-  assert.deepEqual(await traces(store, reopened, "4921"), []);
+  assert.deepEqual(await traces(store, reopened, "4921QX"), []);
 });
 
 test("forgetScope and purge leave no trace; deleteNamespace leaves no record", async () => {
   const store = mapAdapter();
-  const m = await chat(store, ["My passport number is X1234567", "My bank PIN is 8765"]);
+  const m = await chat(store, ["My passport number is X1234567", "My bank PIN is 8765PW"]);
   assert.ok((await traces(store, m, "X1234567")).length > 0);
   await m.forgetScope("user");
   await m.idle();
   assert.deepEqual(await traces(store, m, "X1234567"), []);
-  assert.deepEqual(await traces(store, m, "8765"), []);
-  const again = await chat(store, ["My new PIN is 2468"]);
-  assert.ok((await traces(store, again, "2468")).length > 0);
+  assert.deepEqual(await traces(store, m, "8765PW"), []);
+  const again = await chat(store, ["My new PIN is 2468KY"]);
+  assert.ok((await traces(store, again, "2468KY")).length > 0);
   await again.purge();
   await again.idle();
-  assert.deepEqual(await traces(store, again, "2468"), []);
-  await chat(store, ["My alarm code is 1357"]);
+  assert.deepEqual(await traces(store, again, "2468KY"), []);
+  await chat(store, ["My alarm code is 1357RZ"]);
   await am.Memory.deleteNamespace("del", store);
   assert.deepEqual([...store.map.keys()], []);
 });
