@@ -1,8 +1,10 @@
 // The demo chat app, built on the npm package as an app would use it: one
 // `Memory` per open session on IndexedDB, exact o200k counts, the offline
-// demo model (or any OpenAI-compatible endpoint) through the `llm` hook, and
-// panels for what was sent, what is remembered, and how it is going.
+// demo model (or any OpenAI-compatible endpoint) through the `llm` hook,
+// panels for what was sent, what is remembered, and how it is going, and,
+// with a relay set, every memory synced with the user's other devices.
 import init, { Memory, loadTokenizer } from "./pkg/index.js";
+import { httpTransport } from "./pkg/sync/http.js";
 import { offlineModel, offlineReply } from "./offline-model.js";
 import { bars, esc, line } from "./charts.js";
 import { appendTurn, bound, deleteTurns, loadTurns } from "./turn-store.js";
@@ -31,7 +33,15 @@ const state = {
   turns: [], // what each turn sent, for the inspector (kept in IndexedDB per session)
   latency: { add: [], buildContext: [], search: [], endSession: [] },
   busy: false,
+  transport: null, // to the relay, when one is set
+  received: 0, // items the open memory's syncs received, as last rendered
 };
+// Between scheduled syncs: short, so a second device shows news within seconds.
+const SYNC_INTERVAL_MS = 5000;
+// The schedule has no hook: while a relay is set, its outcome is read this often.
+const SYNC_POLL_MS = 2000;
+// The sessions' messages too: Chat 1 goes on on another device.
+const SYNC = { sessions: true };
 const channel = "BroadcastChannel" in globalThis ? new BroadcastChannel("agent-memory-demo") : null;
 
 async function timed(op, promise) {
@@ -72,13 +82,90 @@ async function reply(text, messages) {
   return (await res.json()).choices?.[0]?.message?.content ?? "";
 }
 
+// ---- sync ----
+
+/** `Memory.open`'s `sync`, and the transport "Sync now" uses. */
+function syncOption() {
+  const { syncUrl, syncToken } = state.settings;
+  state.transport = syncUrl ? httpTransport(syncUrl, { headers: () => ({ authorization: `Bearer ${syncToken ?? ""}` }) }) : null;
+  return state.transport ? { sync: { transport: state.transport, ...SYNC, intervalMs: SYNC_INTERVAL_MS } } : {};
+}
+
+let derived = { passphrase: null, key: null };
+
+/** `encryption` from the passphrase, derived once per passphrase (PBKDF2 is slow on purpose). */
+async function encryptionOption() {
+  const passphrase = state.settings.syncPassphrase;
+  if (!passphrase) return {};
+  if (derived.passphrase !== passphrase) {
+    const text = new TextEncoder();
+    const base = await crypto.subtle.importKey("raw", text.encode(passphrase), "PBKDF2", false, ["deriveKey"]);
+    // Every device derives the same key from the passphrase alone, so the
+    // salt is fixed (this app's and namespace's) rather than random.
+    const salt = text.encode(`agent-memory-demo/${NAMESPACE}`);
+    const key = await crypto.subtle.deriveKey({ name: "PBKDF2", hash: "SHA-256", salt, iterations: 600_000 }, base, { name: "AES-GCM", length: 256 }, false, ["encrypt", "decrypt"]);
+    derived = { passphrase, key };
+  }
+  // What this browser stored before the passphrase was set is sealed too.
+  return { encryption: { key: derived.key, migrate: true } };
+}
+
+const clock = (ms) => new Date(ms).toLocaleTimeString(undefined, { timeStyle: "short" });
+
+function syncText(s) {
+  if (!state.transport) return "Sync off";
+  if (!s) return "Sync on: first sync…";
+  const counts = `${s.sent} sent, ${s.received} received${s.rejected ? `, ${s.rejected} rejected (another passphrase?)` : ""}`;
+  return s.lastError ? `Sync failed at ${clock(s.lastAt)} (${counts}): ${s.lastError}` : `Synced at ${clock(s.lastAt)}: ${counts}`;
+}
+
+/** The sync status; the log and the panels again when a sync brought something. */
+async function refreshSync() {
+  const m = state.memory;
+  if (!m) return;
+  try {
+    const s = state.transport ? (await m.stats()).sync : undefined;
+    if (m !== state.memory) return;
+    const text = syncText(s);
+    // Unchanged, the live region says nothing again.
+    if ($("sync-status").textContent !== text) $("sync-status").textContent = text;
+    if (s && s.received > state.received) {
+      state.received = s.received;
+      await renderLog();
+      await refreshPanels();
+    }
+  } catch (err) {
+    // Closed under the read: a session is opening, and renders itself.
+    if (!["CLOSED", "FREED"].includes(err.code)) throw err;
+  }
+}
+
+async function syncNow() {
+  const r = await state.memory.sync(state.transport, SYNC);
+  status(`Synced: ${r.sent} sent, ${r.received} received${r.rejected ? `, ${r.rejected} rejected` : ""}.`);
+  await refreshSync();
+}
+
+let polling = null;
+
+/** A read on the timer, unless the last one is still going: reads do not pile up on a slow store. */
+function pollSync() {
+  if (state.transport && !polling) polling = refreshSync().finally(() => { polling = null; });
+}
+
 // ---- sessions ----
 
 async function openSession(id) {
   // The old session's messages go at once, not when the new one's are read:
   // nothing on screen belongs to a session that is no longer open.
   $("log").innerHTML = "";
-  state.memory?.free();
+  // Closed, not only freed: a syncing memory's schedule runs until closed.
+  // None is open until the next one is (its open may fail: a wrong passphrase).
+  const old = state.memory;
+  state.memory = null;
+  await old?.close();
+  old?.free();
+  state.received = 0;
   state.memory = await Memory.open({
     namespace: NAMESPACE,
     sessionId: id,
@@ -91,8 +178,11 @@ async function openSession(id) {
     redact: true,
     maxTokens: 700,
     retainRecentRounds: 2,
+    ...syncOption(),
+    ...(await encryptionOption()),
   });
   state.memory.setTokenizer(state.tokenizer);
+  $("sync-now").hidden = !state.transport;
   state.current = id;
   state.turns = await loadTurns(id);
   save("current", id);
@@ -102,6 +192,7 @@ async function openSession(id) {
   await renderLog();
   renderContext();
   await refreshPanels();
+  await refreshSync();
 }
 
 const when = (ms) => new Date(ms).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
@@ -190,6 +281,7 @@ async function send(text) {
   await renderLog();
   renderContext(state.turns.length - 1);
   await refreshPanels();
+  await refreshSync();
   channel?.postMessage("changed");
 }
 
@@ -352,7 +444,7 @@ async function refreshPanels() {
 async function work(label, fn) {
   if (state.busy) return;
   state.busy = true;
-  for (const id of ["send", "compress", "end-session"]) $(id).disabled = true;
+  for (const id of ["send", "compress", "end-session", "sync-now"]) $(id).disabled = true;
   status(label);
   try {
     await fn();
@@ -361,9 +453,15 @@ async function work(label, fn) {
     return;
   } finally {
     state.busy = false;
-    for (const id of ["send", "compress", "end-session"]) $(id).disabled = false;
+    for (const id of ["send", "compress", "end-session", "sync-now"]) $(id).disabled = false;
   }
 }
+
+// The Settings dialog's fields: input id, settings key, kept untrimmed (a secret).
+const SETTINGS = [
+  ["llm-url", "llmUrl"], ["llm-model", "llmModel"], ["llm-key", "llmKey", true], ["embed-url", "embedUrl"], ["embed-model", "embedModel"],
+  ["sync-url", "syncUrl"], ["sync-token", "syncToken"], ["sync-passphrase", "syncPassphrase", true],
+];
 
 function wire() {
   $("composer").addEventListener("submit", (e) => {
@@ -395,8 +493,10 @@ function wire() {
       markSession({ endedAt: Date.now(), continued: false });
       status(`Session end: ${r.added} added, ${r.superseded} superseded, ${r.skipped} skipped (${r.judge}).`);
       await refreshPanels();
+      await refreshSync();
       channel?.postMessage("changed");
     }));
+  $("sync-now").addEventListener("click", () => work("Syncing…", syncNow));
   $("session-select").addEventListener("change", (e) => work("Opening…", async () => { await openSession(e.target.value); status(""); }));
   $("new-session").addEventListener("click", () => work("Opening…", async () => { await newSession(); status(""); }));
   $("delete-session").addEventListener("click", () => work("Deleting…", deleteSession));
@@ -443,19 +543,14 @@ function wire() {
 
   // Settings: kept in this browser only.
   $("open-settings").addEventListener("click", () => {
-    for (const [id, key] of [["llm-url", "llmUrl"], ["llm-model", "llmModel"], ["llm-key", "llmKey"], ["embed-url", "embedUrl"], ["embed-model", "embedModel"]]) {
-      $(id).value = state.settings[key] ?? "";
-    }
+    for (const [id, key] of SETTINGS) $(id).value = state.settings[key] ?? "";
     $("settings").showModal();
   });
   $("settings").addEventListener("close", () => {
     if ($("settings").returnValue !== "save") return;
-    state.settings = {
-      llmUrl: $("llm-url").value.trim(), llmModel: $("llm-model").value.trim(), llmKey: $("llm-key").value,
-      embedUrl: $("embed-url").value.trim(), embedModel: $("embed-model").value.trim(),
-    };
+    state.settings = Object.fromEntries(SETTINGS.map(([id, key, raw]) => [key, raw ? $(id).value : $(id).value.trim()]));
     save("settings", state.settings);
-    work("Reopening with the new model…", async () => { await openSession(state.current); status(""); });
+    work("Reopening with the new settings…", async () => { await openSession(state.current); status(""); });
   });
 
   // Another tab wrote: reads see it.
@@ -469,6 +564,7 @@ async function main() {
   if (!state.sessions.length) state.sessions = [{ id: "chat-1", title: "Chat 1" }];
   save("sessions", state.sessions);
   const current = state.sessions.some((s) => s.id === state.current) ? state.current : state.sessions[0].id;
+  setInterval(pollSync, SYNC_POLL_MS);
   await openSession(current);
   document.body.dataset.ready = "true";
 }

@@ -7,17 +7,22 @@
 // in the same session and in a new one, saying which memory it used; the
 // inspector's turns and an ended session's marker surviving a reload, each
 // recalled memory explained in a sentence, a favicon (no 404), and the
-// session buttons on one line.
+// session buttons on one line; and two browser profiles as two devices
+// syncing through examples/cloudflare's relay in wrangler dev (a wrong
+// token's 401 in the status, a passphrase sealing what travels).
 // Screenshots go to a temporary folder, or to docs/screenshots with
 // UPDATE_SCREENSHOTS=1.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
+import { createHmac, randomBytes } from "node:crypto";
 import { cpSync, mkdirSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startServer } from "../../scripts/static-server.mjs";
 import { launchChromium } from "../../scripts/chromium.mjs";
+import { installExample } from "../../scripts/example.mjs";
+import { startWorker } from "../../scripts/wrangler.mjs";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 const shots = process.env.UPDATE_SCREENSHOTS ? join(root, "docs/screenshots") : mkdtempSync(join(tmpdir(), "demo-shots-"));
@@ -376,5 +381,122 @@ test("settings switch the demo to an OpenAI-compatible endpoint, with embeddings
   } finally {
     await context.close();
     await llm.close();
+  }
+});
+
+// The relay's token check (examples/cloudflare): the user id and its HMAC under SYNC_SECRET.
+const secret = randomBytes(16).toString("hex");
+const token = (user) => `${user}.${createHmac("sha256", secret).update(user).digest("hex")}`;
+
+/** Saves the Settings dialog's Sync section, as a person would (no reload). */
+async function setSync(page, { url, token, passphrase = "" }) {
+  await page.click("#open-settings");
+  await page.fill("#sync-url", url);
+  await page.fill("#sync-token", token);
+  await page.fill("#sync-passphrase", passphrase);
+  await page.click("#save-settings");
+}
+
+/** Waits for the sync status to match; its text. */
+async function syncStatus(page, pattern) {
+  await page.waitForFunction((p) => new RegExp(p).test(document.getElementById("sync-status").textContent), pattern.source, { timeout: 30_000 });
+  return page.textContent("#sync-status");
+}
+
+/** Waits for the status's counts to reach `least` ({ sent, received }); its text. */
+async function syncedAtLeast(page, least) {
+  await page.waitForFunction(({ sent = 0, received = 0 }) => {
+    const counts = /(\d+) sent, (\d+) received/.exec(document.getElementById("sync-status").textContent);
+    return counts && Number(counts[1]) >= sent && Number(counts[2]) >= received;
+  }, least, { timeout: 30_000 });
+  return page.textContent("#sync-status");
+}
+const sentSoFar = async (page) => Number(/(\d+) sent/.exec(await page.textContent("#sync-status"))[1]);
+const logHas = (page, text) => page.waitForFunction((t) => document.getElementById("log").textContent.includes(t), text, { timeout: 30_000 });
+
+test("two browser profiles are two devices through the relay: memories and Chat 1 travel both ways; a wrong token is a 401 in the status; a passphrase seals", { timeout: 300_000 }, async (t) => {
+  const app = installExample("cloudflare");
+  const worker = await startWorker(app, mkdtempSync(join(tmpdir(), "relay-")), { SYNC_SECRET: secret, SYNC_ORIGINS: new URL(base).origin });
+  const relay = `${worker.url}/sync`;
+  const contexts = [];
+  // A context of its own for each: separate storage, as another browser profile has.
+  const device = async () => {
+    const context = await browser.newContext();
+    contexts.push(context);
+    return open(context);
+  };
+  try {
+    await t.test("a device syncs what it remembers, and a second one sees it without a reload", async () => {
+      const a = await device();
+      assert.equal(await a.textContent("#sync-status"), "Sync off");
+      assert.equal(await a.isVisible("#sync-now"), false, "no relay, no Sync now");
+      await a.click("#open-settings");
+      assert.match(await a.textContent("#settings"), /another browser profile.*second device/s);
+      assert.deepEqual(await seriousViolations(a), [], "the Settings dialog with its Sync section");
+      await a.click("#settings button[value=cancel]");
+      await setSync(a, { url: relay, token: token("dana") });
+      await syncStatus(a, /^Synced at .+: \d+ sent, \d+ received$/);
+      await say(a, "I have a golden retriever called Biscuit");
+      await a.click("#end-session");
+      await progress(a, /Session end: [1-9]\d* added/);
+      await a.click("#sync-now");
+      await progress(a, /^Synced: \d+ sent, \d+ received\.$/);
+      // The two messages and the memory at least.
+      await syncedAtLeast(a, { sent: 3 });
+
+      const b = await device();
+      assert.equal(await b.textContent("#sync-status"), "Sync off");
+      await b.click("#tab-memory");
+      await b.evaluate(() => { window.sameDocument = true; });
+      await setSync(b, { url: relay, token: token("dana") });
+      await b.waitForFunction(() => /golden retriever called Biscuit/.test(document.getElementById("memory-list").textContent), null, { timeout: 30_000 });
+      await logHas(b, "I have a golden retriever called Biscuit");
+      assert.equal(await b.evaluate(() => window.sameDocument), true, "no reload");
+      await syncedAtLeast(b, { received: 3 });
+      await b.screenshot({ path: join(shots, "second-device.png") });
+
+      // B talks; A's Sync now brings it.
+      const before = await sentSoFar(b);
+      await say(b, "My cat is called Tom.");
+      await b.click("#sync-now");
+      await syncedAtLeast(b, { sent: before + 2 });
+      await a.click("#sync-now");
+      await logHas(a, "My cat is called Tom.");
+      await syncedAtLeast(a, { received: 2 });
+      assert.deepEqual(await seriousViolations(b), []);
+      for (const page of [a, b]) assert.deepEqual(problems.get(page), [], "no failed request and no console error");
+    });
+
+    await t.test("a wrong token: the relay's 401 in the status, no console error, the chat goes on", async () => {
+      const c = await device();
+      await setSync(c, { url: relay, token: `dana.${"0".repeat(64)}` });
+      assert.match(await syncStatus(c, /^Sync failed at /), /401.*not authorized to sync/);
+      await c.click("#sync-now");
+      assert.match(await progress(c, /SYNC_TRANSPORT/), /401/);
+      await say(c, "Still here.");
+      // Chromium logs each 4xx response itself, whatever the page does with it.
+      const refused = [`401 ${relay}`, "console: Failed to load resource: the server responded with a status of 401 (Unauthorized)"];
+      assert.deepEqual(problems.get(c).filter((p) => !refused.includes(p)), [], "nothing but the relay's refusals");
+    });
+
+    await t.test("with a passphrase what travels is sealed: a device without it rejects it, with it reads it", async () => {
+      const passphrase = "correct horse battery staple";
+      const d = await device();
+      await setSync(d, { url: relay, token: token("erin"), passphrase });
+      await syncStatus(d, /^Synced at /);
+      await say(d, "I play the cello on Sundays.");
+      await d.click("#sync-now");
+      await syncedAtLeast(d, { sent: 2 });
+      const e = await device();
+      await setSync(e, { url: relay, token: token("erin") });
+      assert.match(await syncStatus(e, /rejected/), /0 received, [1-9]\d* rejected \(another passphrase\?\)/);
+      assert.doesNotMatch(await e.textContent("#log"), /cello/);
+      await setSync(e, { url: relay, token: token("erin"), passphrase });
+      await logHas(e, "I play the cello on Sundays.");
+      for (const page of [d, e]) assert.deepEqual(problems.get(page), []);
+    });
+  } finally {
+    for (const context of contexts) await context.close();
+    await worker.stop();
   }
 });
