@@ -19,8 +19,15 @@ const root = new URL("..", import.meta.url).pathname;
 
 /** Chromium as a child process on `profile`, driven over CDP: { browser, kill }. */
 async function launchKillable(profile) {
+  // Its own process group: Chromium's renderers and its storage service are
+  // children of the browser process and outlive it when only that one is
+  // killed. A relaunch on the profile while the old storage service still
+  // held its IndexedDB files once opened an empty namespace (a CI run, seed
+  // 7): the harness's fault, not the page's, and no crash a user has (the OS
+  // or a crash takes every process). So each stop takes the whole group and
+  // waits until none of it is left.
   const child = spawn(CHROMIUM_PATH, [...CHROMIUM_ARGS, "--headless=new", "--remote-debugging-port=0", `--user-data-dir=${profile}`, "about:blank"],
-    { stdio: ["ignore", "ignore", "pipe"] });
+    { stdio: ["ignore", "ignore", "pipe"], detached: true });
   const ws = await new Promise((ok, fail) => {
     let err = "";
     child.stderr.on("data", (d) => {
@@ -32,16 +39,35 @@ async function launchKillable(profile) {
   });
   const browser = await chromium.connectOverCDP(ws);
   const exited = new Promise((ok) => child.once("exit", ok));
+  const stopGroup = async (signal) => {
+    const alive = () => {
+      try {
+        process.kill(-child.pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    try {
+      process.kill(-child.pid, signal);
+    } catch {}
+    await exited;
+    // A zombie whose reaper never comes counts as alive: 10 s at most.
+    for (let waited = 0; alive() && waited < 10_000; waited += 20) {
+      if (waited === 5_000) {
+        try {
+          process.kill(-child.pid, "SIGKILL");
+        } catch {}
+      }
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
   return {
     browser,
-    kill: async () => {
-      child.kill("SIGKILL");
-      await exited;
-    },
+    kill: () => stopGroup("SIGKILL"),
     close: async () => {
       await browser.close().catch(() => {});
-      child.kill("SIGTERM");
-      await exited;
+      await stopGroup("SIGTERM");
     },
   };
 }
