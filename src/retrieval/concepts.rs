@@ -43,7 +43,7 @@ const LEXICON: &[&str] = &[
     "\u{2}bird \u{2}pet bird parrot budgie parakeet canary cockatiel cockatoo finch pigeon 鸟 鹦鹉 八哥 鸽子 \
      画眉 鸟笼",
     "\u{2}critter \u{2}pet rabbit bunny hamster gerbil guinea fish goldfish tortoise turtle lizard gecko snake \
-     reptile ferret chinchilla axolotl frog tarantula horse pony 兔子 仓鼠 豚鼠 金鱼 乌龟 蜥蜴 蛇 雪貂 龙猫 \
+     reptile ferret chinchilla axolotl frog tarantula 兔子 仓鼠 豚鼠 金鱼 乌龟 蜥蜴 蛇 雪貂 龙猫 \
      青蛙 鱼缸",
     "\u{2}family family relative relatives household 家人 家庭 亲戚 亲人",
     "\u{2}spouse \u{2}family wife husband spouse partner married marry fiance fiancee girlfriend boyfriend \
@@ -114,8 +114,8 @@ const LEXICON: &[&str] = &[
      园艺 画画 业余",
     "\u{2}race \u{2}sport race marathon run running competition triathlon tournament 比赛 马拉 跑步 半马 全马 \
      锦标",
-    "\u{2}music \u{2}sport instrument piano guitar violin cello drum sing singing choir band concert \
-     saxophone flute trumpet ukulele 乐器 钢琴 吉他 古筝 小提 唱歌 合唱 乐队 音乐 演唱 长笛",
+    "\u{2}music \u{2}sport instrument piano guitar violin cello drum clarinet harp trombone harmonica \
+     accordion banjo mandolin saxophone flute trumpet ukulele 乐器 钢琴 吉他 古筝 小提 长笛 二胡 笛子 琵琶",
     "\u{2}craft \u{2}sport craft pottery ceramic knit sew crochet embroidery woodwork carve 手工 陶艺 编织 \
      刺绣 木工 雕刻",
     "\u{2}reading book novel author reading library 小说 看书 阅读 图书 作者",
