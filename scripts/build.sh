@@ -1,11 +1,9 @@
 #!/usr/bin/env bash
 # Builds the npm package into pkg/: the wasm (release), its JS glue for the
 # web target (browsers, Deno, workerd), the Node entry, TypeScript types and
-# the tokenizer packs. No wasm-opt pass: measured on this build, -O3 made the
-# module 1% smaller gzipped, and -Os / -Oz on smaller builds made it larger
-# (460 KB became 490), with no gain in speed. The size comes from the build
-# itself instead: the library at opt-level "z", its hot paths (hot/) at 2
-# (Cargo.toml, [profile.release]).
+# the tokenizer packs. The size comes mostly from the build itself: the
+# library at opt-level "z", its hot paths (hot/) at 2 (Cargo.toml,
+# [profile.release]); then a light wasm-opt pass (below).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
@@ -13,6 +11,23 @@ export PATH="$HOME/.cargo/bin:$PATH"
 cargo build --release --lib --target wasm32-unknown-unknown
 wasm-bindgen --target web --remove-name-section --remove-producers-section --out-dir pkg \
   target/wasm32-unknown-unknown/release/agent_memory.wasm
+
+# wasm-opt's -O1 with a few of -O2's passes, inlining only the smallest
+# functions (binaryen's default of 2 bytes; none for having one caller), all
+# repeated until nothing changes (2026-12-06): 485,568 bytes gzip -9 became
+# 475,865 (-9.5 KB; without the inlining, 479,261). -O2, -Os and -Oz come out
+# 30 KB larger gzipped though smaller raw (they inline any function with one
+# caller: async state machines), and --merge-similar-functions costs 2 KB on
+# -O1. bench:scale at 1,000 and 10,000: within run-to-run spread. binaryen
+# from npm (package.json), pinned: Debian's binaryen 108 corrupts
+# wasm-bindgen's output. WASM_OPT names another binary.
+wasm_opt=${WASM_OPT:-node_modules/binaryen/bin/wasm-opt}
+[ -x "$wasm_opt" ] || { echo "no $wasm_opt: run npm ci (or set WASM_OPT)" >&2; exit 1; }
+"$wasm_opt" --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
+  --enable-mutable-globals --enable-simd --enable-reference-types --enable-multivalue \
+  --generate-global-effects -O1 --rse --precompute-propagate --dae-optimizing --inlining-optimizing \
+  --one-caller-inline-max-function-size=0 --flexible-inline-max-function-size=0 --converge \
+  pkg/agent_memory_bg.wasm -o pkg/agent_memory_bg.wasm
 
 # Packs change only with the vocabulary or the pack format.
 packs_src=(src/tokens/pack.rs src/tokens/vocab.rs src/bin/build-packs.rs Cargo.lock)

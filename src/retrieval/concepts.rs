@@ -35,66 +35,106 @@ pub const MARK: char = '\u{2}';
 /// broader one still lets "family" find both. Everyday vocabulary of a
 /// person's own life, not any data set's words.
 const LEXICON: &[&str] = &[
-    "\u{2}pet pet pets animal vet 宠物 动物 兽医 养",
+    "\u{2}pet pet pets animal vet leash 宠物 动物 兽医 养 领养 收养",
     "\u{2}dog \u{2}pet dog puppy pup retriever labrador poodle terrier husky corgi spaniel beagle collie \
-     dachshund 狗 狗狗 小狗 金毛 柯基 泰迪 犬",
-    "\u{2}cat \u{2}pet cat kitten kitty tabby 猫 猫咪 小猫 橘猫",
-    "\u{2}bird \u{2}pet bird parrot budgie parakeet canary 鸟 鹦鹉 八哥",
+     dachshund shepherd rottweiler pug chihuahua greyhound whippet schnauzer doberman pomeranian shiba \
+     akita dalmatian mutt hound 狗 狗狗 小狗 金毛 柯基 泰迪 犬 柴犬 贵宾 比熊 博美 边牧 牧羊 土狗 藏獒 萨摩",
+    "\u{2}cat \u{2}pet cat kitten kitty tabby siamese persian ragdoll 猫 猫咪 小猫 橘猫 布偶 暹罗 英短 美短 喵",
+    "\u{2}bird \u{2}pet bird parrot budgie parakeet canary cockatiel cockatoo finch pigeon 鸟 鹦鹉 八哥 鸽子 \
+     画眉 鸟笼",
     "\u{2}critter \u{2}pet rabbit bunny hamster gerbil guinea fish goldfish tortoise turtle lizard gecko snake \
-     reptile 兔子 仓鼠 豚鼠 金鱼 乌龟 蜥蜴 蛇",
-    "\u{2}family family relative 家人 家庭 亲戚",
-    "\u{2}spouse \u{2}family wife husband spouse partner married marry 老婆 老公 妻子 丈夫 太太 爱人 媳妇 结婚",
-    "\u{2}parent \u{2}family mother mom mum mummy father dad daddy parent 妈妈 母亲 爸爸 父亲 父母 爸妈 爸 妈",
-    "\u{2}child \u{2}family son daughter child children kid baby twin girl boy 儿子 女儿 孩子 宝宝 双胞",
+     reptile ferret chinchilla axolotl frog tarantula 兔子 仓鼠 豚鼠 金鱼 乌龟 蜥蜴 蛇 雪貂 龙猫 \
+     青蛙 鱼缸",
+    "\u{2}family family relative relatives household 家人 家庭 亲戚 亲人",
+    "\u{2}spouse \u{2}family wife husband spouse partner married marry fiance fiancee girlfriend boyfriend \
+     老婆 老公 妻子 丈夫 太太 爱人 媳妇 结婚 伴侣 对象 男友 女友 未婚",
+    "\u{2}parent \u{2}family mother mom mum mummy father dad daddy parent mama papa stepmother stepfather \
+     stepmom stepdad 妈妈 母亲 爸爸 父亲 父母 爸妈 爸 妈 老爸 老妈 继母 继父",
+    "\u{2}child \u{2}family son daughter child children kid baby twin girl boy toddler teenager teen infant \
+     newborn 儿子 女儿 孩子 宝宝 双胞 小孩 儿女 闺女",
     "\u{2}sibling \u{2}family sister brother sibling 姐姐 妹妹 哥哥 弟弟 兄弟 姐妹 姊",
-    "\u{2}elder \u{2}family grandma grandmother grandpa grandfather granny grandparent nan 奶奶 爷爷 祖母 祖父 \
-     外婆 外公 姥姥 姥爷",
+    "\u{2}elder \u{2}family grandma grandmother grandpa grandfather granny grandparent nan grandad grandson \
+     granddaughter grandchild 奶奶 爷爷 祖母 祖父 外婆 外公 姥姥 姥爷 孙子 孙女 外孙",
     "\u{2}inlaw \u{2}family law 岳父 岳母 公公 婆婆 丈人",
-    "\u{2}kin \u{2}family aunt uncle cousin niece nephew 叔叔 阿姨 舅舅 姑姑 表哥 表姐",
-    "\u{2}job job work career profession occupation employer employ hired salary 工作 职业 上班 工资",
-    "\u{2}boss \u{2}job boss manager supervisor 老板 领导 上司 上级 主管 经理",
-    "\u{2}colleague \u{2}job colleague coworker teammate 同事 同行",
-    "\u{2}workplace \u{2}job office company firm 公司 单位 办公",
+    "\u{2}kin \u{2}family aunt uncle cousin niece nephew godmother godfather 叔叔 阿姨 舅舅 姑姑 表哥 表姐 \
+     表妹 表弟 堂哥 堂姐 侄子 侄女 外甥",
+    "\u{2}friend friend buddy mate pal bestie roommate flatmate neighbour neighbor 朋友 好友 闺蜜 哥们 室友 \
+     邻居 发小",
+    "\u{2}job job work career profession occupation employer employ hired salary earn income wage \
+     paid shift 工作 职业 上班 工资 收入 薪水 挣钱 赚钱 岗位 打工 行业",
+    "\u{2}boss \u{2}job boss manager supervisor ceo director chief 老板 领导 上司 上级 主管 经理 老总 总监",
+    "\u{2}colleague \u{2}job colleague coworker teammate 同事 同行 搭档",
+    "\u{2}workplace \u{2}job office company firm workplace factory clinic studio warehouse startup 公司 单位 \
+     办公 工厂 诊所",
     "\u{2}trade \u{2}job nurse doctor engineer developer programmer teacher lawyer chef baker accountant \
-     designer fisherman farmer headteacher principal 护士 医生 工程 程序 老师 教师 律师 厨师 会计 设计 校长",
-    "\u{2}study study school university college student degree master exam graduate course 学校 大学 学习 \
-     学生 专业 考试 毕业 学位 硕士 博士 课程",
+     designer fisherman farmer headteacher principal pharmacist paramedic surgeon midwife therapist \
+     physiotherapist psychologist scientist researcher professor lecturer tutor architect electrician \
+     plumber carpenter mechanic pilot driver cashier waiter waitress barista bartender journalist writer \
+     editor translator artist musician actor police officer firefighter soldier librarian analyst \
+     consultant banker cleaner receptionist secretary 护士 医生 工程 程序 老师 教师 律师 厨师 会计 设计 校长 \
+     药剂 医师 教授 讲师 建筑 电工 木匠 司机 机长 收银 记者 作家 编辑 翻译 画家 演员 警察 消防 军人 银行 \
+     销售 保安 秘书 快递",
+    "\u{2}study study school university college student degree master exam graduate course homework thesis \
+     phd semester class lesson campus 学校 大学 学习 学生 专业 考试 毕业 学位 硕士 博士 课程 论文 作业 上课 \
+     读书 留学 本科 学期",
     "\u{2}food food eat meal dish cuisine cook recipe snack dessert pizza pasta sushi dumpling noodle ramen \
-     rice burger curry salad steak chocolate vegetarian vegan restaurant 食物 吃 饭 菜 美食 饺子 面条 米饭 \
-     火锅 寿司 甜点 餐厅 素食 包子 拿手",
-    "\u{2}meal \u{2}food breakfast lunch dinner supper brunch porridge cereal 早饭 早餐 午饭 午餐 晚饭 晚餐",
-    "\u{2}drink \u{2}food drink beverage coffee tea latte espresso juice beer wine 饮品 饮料 喝 咖啡 奶茶 茶 果汁 \
-     啤酒",
-    "\u{2}bake \u{2}food bake bread cake sourdough oven pastry 烤 面包 蛋糕 烘焙",
-    "\u{2}home live home house apartment flat city town neighbourhood neighborhood based 住 住在 城市 公寓 \
-     房子 定居",
+     rice burger curry salad steak chocolate vegetarian vegan restaurant fruit vegetable meat chicken beef \
+     pork seafood soup cheese egg tofu taco burrito kebab sandwich spicy 食物 吃 饭 菜 美食 饺子 面条 米饭 \
+     火锅 寿司 甜点 餐厅 素食 包子 拿手 水果 蔬菜 肉 牛肉 猪肉 鸡肉 海鲜 汤 豆腐 鸡蛋 辣 零食 烧烤 炒饭 馄饨",
+    "\u{2}meal \u{2}food breakfast lunch dinner supper brunch porridge cereal 早饭 早餐 午饭 午餐 晚饭 晚餐 \
+     夜宵",
+    "\u{2}drink \u{2}food drink beverage coffee tea latte espresso juice beer wine soda cola milk smoothie \
+     whisky whiskey cocktail boba kombucha 饮品 饮料 喝 咖啡 奶茶 茶 果汁 啤酒 牛奶 可乐 白酒 红酒 豆浆 奶昔",
+    "\u{2}bake \u{2}food bake bread cake sourdough oven pastry muffin cookie scone croissant 烤 面包 蛋糕 烘焙 \
+     饼干 蛋挞 曲奇 烤箱",
+    "\u{2}home live home house apartment flat city town neighbourhood neighborhood based reside address \
+     street suburb village rent landlord 住 住在 城市 公寓 房子 定居 地址 小区 街道 郊区 租房 房东",
     "\u{2}move \u{2}home move relocate 搬家 搬",
-    "\u{2}hometown \u{2}home hometown 家乡 老家 故乡",
-    "\u{2}travel trip travel vacation holiday flight journey abroad country backpack tour 旅行 旅游 度假 出差 \
-     机票 出国 国家",
-    "\u{2}health health sick ill hospital symptom therapy diagnosed 健康 生病 医院 体检",
-    "\u{2}illness \u{2}health diabetes asthma chronic disease illness condition 慢性 糖尿 哮喘 疾病 病 血压",
-    "\u{2}allergy \u{2}health allergy allergic pollen hay sneeze 过敏 花粉 喷嚏 鼻涕",
-    "\u{2}injury \u{2}health injury injure hurt sprain ligament fracture knee ankle 受伤 伤 骨折 膝盖 扭伤",
-    "\u{2}medicine \u{2}health medicine medication pill tablet 药",
-    "\u{2}pain \u{2}health pain headache migraine ache 头疼 头痛 疼",
-    "\u{2}teeth \u{2}health teeth tooth dental dentist 牙 牙齿 牙医",
+    "\u{2}hometown \u{2}home hometown 家乡 老家 故乡 长大 籍贯",
+    "\u{2}travel trip travel vacation holiday flight journey abroad country backpack tour sightseeing \
+     cruise beach resort camping campsite hotel 旅行 旅游 度假 出差 机票 出国 国家 景点 酒店 露营 海边 自驾",
+    "\u{2}health health sick ill hospital symptom therapy diagnosed sickness weight diet sleep \
+     insomnia 健康 生病 医院 体检 睡眠 失眠 减肥 体重 看病",
+    "\u{2}illness \u{2}health diabetes asthma chronic disease illness condition cancer arthritis eczema \
+     anxiety depression cholesterol thyroid 慢性 糖尿 哮喘 疾病 病 血压 癌 关节 湿疹 焦虑 抑郁 甲状",
+    "\u{2}allergy \u{2}health allergy allergic pollen hay sneeze intolerant intolerance lactose gluten 过敏 \
+     花粉 喷嚏 鼻涕 乳糖",
+    "\u{2}injury \u{2}health injury injure hurt sprain ligament fracture knee ankle broke broken wound scar \
+     surgery operation 受伤 伤 骨折 膝盖 扭伤 手术 伤口",
+    "\u{2}medicine \u{2}health medicine medication pill tablet prescription inhaler insulin vitamin \
+     supplement 药 胰岛 维生 处方",
+    "\u{2}pain \u{2}health pain headache migraine ache sore 头疼 头痛 疼 酸痛",
+    "\u{2}teeth \u{2}health teeth tooth dental dentist braces 牙 牙齿 牙医 牙套",
     "\u{2}blood \u{2}health blood 血型 血",
-    "\u{2}plan plan intend 打算 计划 准备",
+    "\u{2}plan plan intend 打算 计划 准备 梦想 目标 将来",
     "\u{2}sport hobby sport exercise gym workout swim yoga hike cycling football soccer tennis basketball \
-     climbing ski photography 爱好 运动 健身 游泳 瑜伽 爬山 徒步 足球 篮球 网球 滑雪 摄影",
-    "\u{2}race \u{2}sport race marathon run running competition 比赛 马拉 跑步",
-    "\u{2}music \u{2}sport instrument piano guitar violin cello drum 乐器 钢琴 吉他 古筝 小提",
-    "\u{2}craft \u{2}sport craft pottery ceramic knit sew 手工 陶艺 编织",
+     climbing ski photography hobbies pastime leisure jog jogging rowing surfing skating badminton \
+     volleyball golf boxing karate dance dancing chess gaming garden gardening 爱好 运动 \
+     健身 游泳 瑜伽 爬山 徒步 足球 篮球 网球 滑雪 摄影 羽毛 乒乓 排球 拳击 跳舞 舞蹈 下棋 象棋 围棋 钓鱼 \
+     园艺 画画 业余",
+    "\u{2}race \u{2}sport race marathon run running competition triathlon tournament 比赛 马拉 跑步 半马 全马 \
+     锦标",
+    "\u{2}music \u{2}sport instrument piano guitar violin cello drum clarinet harp trombone harmonica \
+     accordion banjo mandolin saxophone flute trumpet ukulele 乐器 钢琴 吉他 古筝 小提 长笛 二胡 笛子 琵琶",
+    "\u{2}craft \u{2}sport craft pottery ceramic knit sew crochet embroidery woodwork carve 手工 陶艺 编织 \
+     刺绣 木工 雕刻",
+    "\u{2}reading book novel author reading library 小说 看书 阅读 图书 作者",
+    "\u{2}screen movie film cinema tv 电影 电视 追剧 影院",
     "\u{2}date date 日期 哪天",
     "\u{2}birthday \u{2}date birthday born birth 生日 出生 大寿",
     "\u{2}anniversary \u{2}date anniversary wedding 纪念 婚礼",
-    "\u{2}appointment \u{2}date appointment checkup 预约",
-    "\u{2}festival \u{2}date festival christmas easter 节日 春节 清明 中秋 端午",
-    "\u{2}document passport visa document 护照 签证 证件",
-    "\u{2}lang language speak fluent english spanish french german japanese chinese mandarin 语言 英语 \
-     中文 法语 日语 德语",
-    "\u{2}car car drive driving vehicle motorcycle licence license 车 开车 汽车 驾照 学车",
+    "\u{2}appointment \u{2}date appointment checkup 预约 挂号",
+    "\u{2}festival \u{2}date festival christmas easter thanksgiving halloween diwali ramadan eid hanukkah 节日 \
+     春节 清明 中秋 端午 元宵 国庆 过年",
+    "\u{2}document passport visa document 护照 签证 证件 身份",
+    "\u{2}lang language speak fluent english spanish french german japanese chinese mandarin italian \
+     korean portuguese russian arabic hindi cantonese bilingual 语言 英语 中文 法语 日语 德语 韩语 粤语 俄语",
+    "\u{2}car car drive driving vehicle motorcycle licence license bike bicycle scooter commute bus subway transport transit \
+     驾照 车 开车 汽车 学车 单车 地铁 公交 通勤 电动",
+    "\u{2}money money savings budget debt loan mortgage invest 钱 存钱 贷款 房贷 投资 理财 积蓄",
+    "\u{2}fear afraid scared phobia fear terrified 害怕 怕 恐惧 恐高",
+    "\u{2}belief religion church faith pray buddhist christian muslim 宗教 信仰 教堂 佛教",
+    "\u{2}colour colour color red blue green yellow purple pink orange teal 颜色 红色 蓝色 绿色 黄色 紫色 粉色",
     "\u{2}name name named called nickname 名字 叫",
 ];
 
@@ -187,6 +227,13 @@ mod tests {
             ("What bird does my grandma keep?", "我奶奶养了一只八哥", "\u{2}elder"),
             ("我早饭一般吃什么？", "My go-to breakfast is porridge", "\u{2}meal"),
             ("What gives me hay fever?", "我花粉过敏", "\u{2}allergy"),
+            // Everyday words beyond the paraphrase set's own.
+            ("Who is my best friend?", "My bestie Jo lives next door", "\u{2}friend"),
+            ("What colour do I like?", "I painted the kitchen teal", "\u{2}colour"),
+            ("Am I afraid of anything?", "我恐高，从不坐摩天轮", "\u{2}fear"),
+            ("我信什么宗教？", "I'm a practising Buddhist", "\u{2}belief"),
+            ("Which transport do I take?", "I commute by bus", "\u{2}car"),
+            ("What is my dog's breed?", "我家柴犬叫豆豆", "\u{2}dog"),
         ] {
             assert!(concepts(a).contains(&c) && concepts(b).contains(&c), "{a} / {b}: {c}");
         }
