@@ -40,3 +40,25 @@ test("a question in other words finds the fact, in a new session and another ins
   }
   reopened.free();
 });
+
+test("the everyday lexicon's newer concepts bridge through the public API, from another instance", async () => {
+  const store = mapAdapter();
+  const writer = await Memory.open({ namespace: "u", sessionId: "w", store });
+  const facts = {
+    "Who is my best friend?": "My bestie Jo lives next door",
+    "Which transport do I take?": "I commute by bus every morning",
+    "Am I afraid of anything?": "我恐高，从不坐摩天轮",
+    "What colour do I like?": "I painted the kitchen teal",
+    "我信什么宗教？": "I'm a practising Buddhist",
+    "What is my dog's breed?": "我家柴犬叫豆豆",
+  };
+  for (const text of [...Object.values(facts), "The meeting ran late again", "Our quiz team came last", "我周末喜欢睡懒觉"]) {
+    await writer.remember({ content: text });
+  }
+  writer.free();
+  const reader = await Memory.open({ namespace: "u", sessionId: "r", store });
+  for (const [question, fact] of Object.entries(facts)) {
+    assert.equal((await reader.search(question)).find((h) => h.longTerm)?.text, fact, question);
+  }
+  reader.free();
+});
