@@ -32,7 +32,7 @@ export const isReady = () => ready;
 export const ASYNC = {
   Memory: new Set([
     "open", "deleteNamespace", "popMessage", "clearSession",
-    "add", "addNew", "compress", "endSession", "idle", "pendingWork", "buildContext", "sentEntries", "sessionHistory",
+    "add", "addNew", "compress", "endSession", "idle", "pendingWork", "sessions", "buildContext", "sentEntries", "sessionHistory",
     "commitSummary", "remember", "rememberMany", "supersede", "search", "memories", "history",
     "undo", "forget", "forgetScope", "purge", "exportMemories", "importMemories", "stats", "derivedFrom", "deleteSession",
     "sync", "close",

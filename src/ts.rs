@@ -107,6 +107,7 @@ pub fn declarations() -> String {
         declare::<working::message::ChatMessage>(&cfg, false),
         declare::<llm::compress::CompressReport>(&cfg, false),
         declare::<llm::outbox::OutboxRecord>(&cfg, false),
+        declare::<working::session::listing::SessionInfo>(&cfg, false),
         declare::<llm::governor::LlmOptions>(&cfg, true),
         declare::<llm::governor::PurposeStats>(&cfg, false),
         declare::<llm::governor::LlmStats>(&cfg, false),

@@ -131,6 +131,7 @@ async function refreshSync() {
     if ($("sync-status").textContent !== text) $("sync-status").textContent = text;
     if (s && s.received > state.received) {
       state.received = s.received;
+      await mergeSessions(m);
       await renderLog();
       await refreshPanels();
     }
@@ -227,9 +228,29 @@ function markSession(changes) {
   renderSessionState();
 }
 
+/**
+ * The chats in storage join the list: one another device started (synced
+ * with the sessions) titled by its first message; one deleted on another
+ * device, or left empty here, leaves it (the open one stays).
+ */
+async function mergeSessions(m) {
+  const stored = await m.sessions();
+  if (m !== state.memory) return;
+  const held = new Set(stored.map((s) => s.sessionId));
+  const kept = state.sessions.filter((s) => s.id === state.current || held.has(s.id));
+  const known = new Set(kept.map((s) => s.id));
+  const arrived = stored.filter((s) => !known.has(s.sessionId)).reverse();
+  kept.push(...arrived.map((s) => ({ id: s.sessionId, title: s.preview?.slice(0, 30) || s.sessionId })));
+  if (kept.length === state.sessions.length && arrived.length === 0) return;
+  state.sessions = kept;
+  save("sessions", kept);
+  renderSessions();
+}
+
 async function newSession() {
-  const n = state.sessions.reduce((m, s) => Math.max(m, Number(s.id.split("-")[1]) || 0), 0) + 1;
-  const session = { id: `chat-${n}`, title: `Chat ${n}` };
+  const n = state.sessions.length + 1;
+  // Unique across devices: two that sync never start one chat each under one id.
+  const session = { id: `chat-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`, title: `Chat ${n}` };
   state.sessions.push(session);
   save("sessions", state.sessions);
   await openSession(session.id);

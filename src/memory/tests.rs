@@ -25,6 +25,7 @@ use crate::retrieval::{Hit, SearchOptions};
 use crate::store::yielding::YieldingStore;
 use crate::store::MemoryStore;
 use crate::tokens::Estimate;
+use crate::working::session::listing;
 use crate::working::session::{ContextRequest, LongTermBlock, NewMessage};
 
 struct PoolSpawner(LocalSpawner);
@@ -1186,6 +1187,59 @@ fn a_summary_records_the_messages_it_covers_and_keeps_them_when_renewed() {
     let second = w.run(m.compress()).unwrap().unwrap().summary;
     assert!(first.sources.iter().all(|s| second.sources.contains(s)), "the renewed summary keeps them");
     assert!(second.sources.len() > first.sources.len());
+}
+
+#[test]
+fn sessions_lists_every_stored_chat_newest_first_and_not_a_deleted_one() {
+    let mut w = World::new();
+    let old = w.open("trip", None);
+    w.run(old.add(assistant("Hello! How can I help?"))).unwrap();
+    let first = w.run(old.add(user(&format!("Plan a trip to Lisbon {}", "and Porto ".repeat(20))))).unwrap();
+    w.run(old.add(user("Two weeks in May"))).unwrap();
+    for i in 0..4 {
+        w.run(old.add(assistant(&format!("Noted, part {i}")))).unwrap();
+        w.run(old.add(user(&format!("And more, part {i}")))).unwrap();
+    }
+    w.run(old.commit_summary("They plan a trip.".into(), &first.id)).unwrap();
+    w.clock.advance(60_000);
+    let sub = w.open("agent:dog", None);
+    w.run(sub.add(user("My dog is called Pixel"))).unwrap();
+    w.clock.advance(60_000);
+    let gone = w.open("gone", None);
+    w.run(gone.add(user("Delete me"))).unwrap();
+    let now = w.open("now", None);
+    assert_eq!(w.run(now.delete_session("gone")).unwrap(), 2, "the message and its writer record");
+    let store = w.store.clone();
+    w.run(async move { store.put_many(vec![("session/dog/msg/zz".into(), "{not json".into())]).await })
+        .unwrap();
+
+    let listed = w.run(now.sessions()).unwrap();
+    let ids: Vec<&str> = listed.iter().map(|s| s.session_id.as_str()).collect();
+    assert_eq!(
+        ids,
+        ["dog", "trip"],
+        "newest first; a sub-agent's chat under its parent; no deleted or empty one"
+    );
+    let (dog, trip) = (&listed[0], &listed[1]);
+    assert_eq!(
+        (dog.messages, dog.summarized, dog.preview.as_deref()),
+        (1, false, Some("My dog is called Pixel"))
+    );
+    assert_eq!(dog.first_at, dog.last_at);
+    assert_eq!((trip.messages, trip.summarized), (11, true), "the store keeps what a summary covers");
+    let opening = trip.preview.as_deref().unwrap();
+    assert!(opening.starts_with("Plan a trip to Lisbon and Porto") && opening.chars().count() == 80);
+    assert!(trip.first_at <= trip.last_at && trip.last_at < dog.first_at);
+    let damaged = w.run(now.stats()).unwrap().damaged;
+    assert!(damaged.iter().any(|d| d.key == "session/dog/msg/zz"), "the damaged record is reported");
+    let long = w.open("long", None);
+    w.run(long.add(user(&"ä".repeat(300)))).unwrap();
+    let listed = w.run(long.sessions()).unwrap();
+    assert_eq!(
+        listed[0].preview.as_ref().map(|p| p.chars().count()),
+        Some(listing::PREVIEW_CHARS),
+        "characters, not bytes"
+    );
 }
 
 #[test]

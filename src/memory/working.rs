@@ -10,6 +10,7 @@ use crate::llm::outbox::{self, OutboxRecord};
 use crate::redact::Place;
 use crate::store::{layout, Store};
 use crate::working::context::Context;
+use crate::working::session::listing::{self, SessionInfo};
 use crate::working::session::replica;
 use crate::working::session::{ContextRequest, LongTermBlock, LongTermSource, NewMessage};
 
@@ -261,6 +262,15 @@ impl Memory {
         self.check_open()?;
         let store = self.inner.session.lock().await.store().clone();
         outbox::list(store.as_ref(), &self.inner.damage).await
+    }
+
+    /// The namespace's sessions with a message or summary stored (this one
+    /// included), the most recently active first: what a second device
+    /// that synced sessions lists to open one.
+    pub async fn sessions(&self) -> Result<Vec<SessionInfo>> {
+        self.check_open()?;
+        let store = self.inner.session.lock().await.store().clone();
+        listing::list(store.as_ref(), &self.inner.damage).await
     }
 }
 

@@ -417,6 +417,14 @@ impl JsMemory {
         promise(async move { Ok(m.pending_work().await?) }, to_js)
     }
 
+    /// The namespace's sessions with a message or summary stored, the most
+    /// recently active first (a second device lists the chats it synced).
+    #[wasm_bindgen(unchecked_return_type = "Promise<SessionInfo[]>")]
+    pub fn sessions(&self) -> Promise {
+        let m = self.0.clone();
+        promise(async move { Ok(m.sessions().await?) }, to_js)
+    }
+
     /// The `messages` array for the next request, and where its tokens went.
     #[wasm_bindgen(js_name = buildContext, unchecked_return_type = "Promise<BuiltContext>")]
     pub fn build_context(&self, request: Option<JsContextRequest>) -> Promise {

@@ -414,7 +414,7 @@ async function syncedAtLeast(page, least) {
 const sentSoFar = async (page) => Number(/(\d+) sent/.exec(await page.textContent("#sync-status"))[1]);
 const logHas = (page, text) => page.waitForFunction((t) => document.getElementById("log").textContent.includes(t), text, { timeout: 30_000 });
 
-test("two browser profiles are two devices through the relay: memories and Chat 1 travel both ways; a wrong token is a 401 in the status; a passphrase seals", { timeout: 300_000 }, async (t) => {
+test("two browser profiles are two devices through the relay: memories and Chat 1 travel both ways, a chat started on one is listed on the other; a wrong token is a 401 in the status; a passphrase seals", { timeout: 300_000 }, async (t) => {
   const app = installExample("cloudflare");
   const worker = await startWorker(app, mkdtempSync(join(tmpdir(), "relay-")), { SYNC_SECRET: secret, SYNC_ORIGINS: new URL(base).origin });
   const relay = `${worker.url}/sync`;
@@ -463,6 +463,18 @@ test("two browser profiles are two devices through the relay: memories and Chat 
       await a.click("#sync-now");
       await logHas(a, "My cat is called Tom.");
       await syncedAtLeast(a, { received: 2 });
+
+      // A chat A starts joins B's list, titled by its first message (B never knew its id).
+      await a.click("#new-session");
+      await a.waitForFunction(() => document.querySelectorAll("#session-select option").length === 2);
+      await say(a, "Planning a trip to Porto in October.");
+      // Both sync every 5 s: B's list gains it within a few rounds.
+      await a.click("#sync-now");
+      await b.waitForFunction(() => [...document.querySelectorAll("#session-select option")].some((o) => o.textContent === "Planning a trip to Porto in Oc"), null, { timeout: 30_000 });
+      const porto = await b.evaluate(() => [...document.querySelectorAll("#session-select option")].find((o) => /Porto/.test(o.textContent)).value);
+      await b.selectOption("#session-select", porto);
+      await logHas(b, "Planning a trip to Porto in October.");
+      assert.doesNotMatch(await b.textContent("#log"), /cat is called Tom/, "the other chat's messages stay in it");
       assert.deepEqual(await seriousViolations(b), []);
       for (const page of [a, b]) assert.deepEqual(problems.get(page), [], "no failed request and no console error");
     });

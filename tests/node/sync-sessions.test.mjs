@@ -28,6 +28,14 @@ test("sessions sync through an encrypted relay: messages arrive in order, a dele
   const got = await b.sync(transport, sessions);
   assert.equal(got.received, 5);
   assert.deepEqual(await said(b), ["My dog is called Rex", "He is four", "He likes the beach"]);
+  // b was never told the other chat's id: it lists what it synced.
+  const listed = Object.fromEntries((await b.sessions()).map((s) => [s.sessionId, s]));
+  assert.deepEqual(Object.keys(listed).sort(), ["chat", "old"]);
+  assert.deepEqual(
+    [listed.old.messages, listed.old.preview, listed.old.summarized, listed.chat.preview],
+    [2, "Planning a trip to Porto", false, "My dog is called Rex"],
+  );
+  assert.ok(listed.old.firstAt <= listed.old.lastAt && listed.old.lastAt <= Date.now());
   const oldB = await open(storeB, "old", key);
   assert.deepEqual(await said(oldB), ["Planning a trip to Porto", "In October"]);
   assert.ok(!/Rex|beach|Porto|October/.test(decoded(relayStore)), "message plaintext in the relay's store");
@@ -46,6 +54,7 @@ test("sessions sync through an encrypted relay: messages arrive in order, a dele
     reopened.free();
   }
   assert.ok(!/Porto|October/.test(decoded(relayStore)), "a deleted message's ciphertext stays at the relay");
+  assert.deepEqual((await b.sessions()).map((s) => s.sessionId), ["chat"], "a deleted session is not listed");
   // On b the deletion met the two messages it held: two conflicts settled.
   const stats = (await b.stats()).sync;
   assert.equal(stats.conflicts, 2, JSON.stringify(stats));

@@ -18,6 +18,7 @@
 //! parent session; its tool traffic and system messages stay in its own
 //! working memory only, so they never clutter the parent's history.
 
+pub mod listing;
 pub mod position;
 pub mod replica;
 
