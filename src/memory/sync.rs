@@ -21,10 +21,16 @@ use super::Memory;
 use crate::error::Result;
 use crate::longterm::LongTermMemory;
 use crate::ports::LocalBoxFuture;
+use crate::store::layout::SYNC_SENT_KEY;
+use crate::store::Store;
+use crate::sync::sent::{self, Sent, PLAIN};
 use crate::sync::{
     timestamp, Families, ItemId, Record, Replica, SyncReport, Timed, Transport, ERASED, FAMILY, KIND_SESSION,
     LONG_TERM_ONLY,
 };
+
+/// The family bit of sessions' items.
+const SESSIONS: Families = 1 << KIND_SESSION;
 use crate::working::session::replica;
 
 /// What a sync covers beyond long-term memory (`memory.sync(transport,
@@ -70,17 +76,19 @@ pub struct SyncStats {
 }
 
 /// The memory as a replica of its operations, and of its sessions when
-/// `sessions`; what the items it took settled, for its stats.
+/// `sessions`; the families whose items it resends ([`sent`]); what the
+/// items it took settled, for its stats.
 struct Side<'a> {
     memory: &'a Memory,
     sessions: bool,
+    resend: Cell<Families>,
     conflicts: Cell<u32>,
     lag_ms: Cell<u64>,
 }
 
 impl<'a> Side<'a> {
     fn new(memory: &'a Memory, sessions: bool) -> Side<'a> {
-        Side { memory, sessions, conflicts: Cell::new(0), lag_ms: Cell::new(0) }
+        Side { memory, sessions, resend: Cell::new(0), conflicts: Cell::new(0), lag_ms: Cell::new(0) }
     }
 
     fn is_session(id: &ItemId) -> bool {
@@ -110,7 +118,20 @@ impl<'a> Side<'a> {
 
 impl Replica for Side<'_> {
     fn families(&self) -> Families {
-        LONG_TERM_ONLY | if self.sessions { 1 << KIND_SESSION } else { 0 }
+        LONG_TERM_ONLY | if self.sessions { SESSIONS } else { 0 }
+    }
+
+    fn resend(&self) -> LocalBoxFuture<'_, Result<Vec<ItemId>>> {
+        Box::pin(async move {
+            let mut ids = Vec::new();
+            if self.resend.get() & LONG_TERM_ONLY != 0 {
+                ids = self.memory.read(|r| r.item_ids()).await?;
+            }
+            if self.resend.get() & SESSIONS != 0 {
+                ids.extend(replica::item_ids(self.memory.inner.sealed.as_ref()).await?);
+            }
+            Ok(ids)
+        })
     }
 
     fn ids(&self) -> LocalBoxFuture<'_, Result<Vec<ItemId>>> {
@@ -133,7 +154,7 @@ impl Replica for Side<'_> {
                 .into_iter()
                 .map(|(id, line)| Record { id, bytes: line.into_bytes() })
                 .collect();
-            if self.sessions && !sessions.is_empty() {
+            if (self.sessions || self.resend.get() & SESSIONS != 0) && !sessions.is_empty() {
                 plain.extend(replica::records_of(self.memory.inner.sealed.as_ref(), &sessions).await?);
             }
             let sealed = &self.memory.inner.sealed;
@@ -204,7 +225,23 @@ impl Memory {
         let _turn = self.sync_turn().await?;
         let timed = Timed::new(transport, self.inner.clock.as_ref());
         let side = Side::new(self, options.sessions);
-        let out = crate::sync::sync(&side, &timed).await;
+        let out: Result<SyncReport> = async {
+            // What went out under another seal goes out again under this one.
+            let store: &dyn Store = self.inner.sealed.as_ref();
+            let seal = self.inner.sealed.stats().map_or_else(|| PLAIN.to_string(), |s| s.key_id);
+            let was = store.get(SYNC_SENT_KEY).await?;
+            let plan = sent::plan(was.as_deref().and_then(Sent::parse), &seal, side.families());
+            if let Some(now) = plan.before {
+                store.put_many(vec![(SYNC_SENT_KEY.to_string(), now.line())]).await?;
+            }
+            side.resend.set(plan.resend);
+            let report = crate::sync::sync(&side, &timed).await?;
+            if let Some(then) = plan.after {
+                store.put_many(vec![(SYNC_SENT_KEY.to_string(), then.line())]).await?;
+            }
+            Ok(report)
+        }
+        .await;
         let mut stats = self.inner.sync.borrow_mut();
         let s = stats.get_or_insert_with(SyncStats::default);
         s.last_at = self.inner.clock.now_ms();

@@ -23,6 +23,7 @@
 //! key/moved/<older key id>             word of a key rotation, for instances on the older key
 //! sync/item/<id hex>                   a relay's item (base64 of its bytes), never a memory's
 //! sync/mark                            a relay's last write: unchanged, no new item
+//! sync/sent                            the seal a memory's items went out under, and their families
 //! ```
 //!
 //! Ids put into keys are checked where they are made or taken in: memory
@@ -51,6 +52,9 @@ pub const MOVED_PREFIX: &str = "key/moved/";
 /// A relay's items ([`crate::sync::Relay`]), in a store of its own.
 pub const SYNC_ITEM_PREFIX: &str = "sync/item/";
 pub const SYNC_MARK_KEY: &str = "sync/mark";
+/// A memory's record of the seal (a key id, or plain) its items last went
+/// out under by sync, and their families ([`crate::memory`]'s sync).
+pub const SYNC_SENT_KEY: &str = "sync/sent";
 
 /// Every record of `writer`'s writes lives under this prefix.
 pub fn log_writer_prefix(writer: u64) -> String {

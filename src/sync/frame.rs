@@ -8,12 +8,14 @@
 //!
 //! Version 2 adds families: a request asking for more than long-term
 //! memory alone is a version 2 frame ending with one byte more, the
-//! families ([`crate::sync::Families`]). Every other frame is written as
-//! version 1, byte for byte as before, so a device syncing long-term
-//! memory and a relay of either version understand each other, and a
-//! relay of version 1 answers a device syncing sessions with its version,
-//! which the device reports as `SYNC_VERSION` (not as a malformed frame).
-//! Lengths and
+//! families ([`crate::sync::Families`]). Version 3 adds a byte after the
+//! families, flags: bit 0, the records replace the peer's copies of the
+//! same ids (a device resending its items sealed under a new key). Every
+//! other frame is written as the oldest version that holds it, byte for
+//! byte as before, so a device syncing long-term memory and a relay of
+//! any version understand each other, and an older relay answers a
+//! request it cannot hold with its version, which the device reports as
+//! `SYNC_VERSION` (not as a malformed frame). Lengths and
 //! counts are LEB128 varints, each checked against what is left of the
 //! frame before anything is allocated, so no input makes a reader allocate
 //! more than the frame it was given.
@@ -22,11 +24,15 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::sync::{Families, ItemId, Record, ID_LEN, LONG_TERM_ONLY};
 
 const MAGIC: &[u8; 2] = b"AM";
-/// The newest version of the protocol this library speaks (it reads 1 and
-/// 2). A peer speaking another gets [`ErrorCode::SyncVersion`].
-pub const PROTOCOL_VERSION: u8 = 2;
+/// The newest version of the protocol this library speaks (it reads 1 to
+/// 3). A peer speaking another gets [`ErrorCode::SyncVersion`].
+pub const PROTOCOL_VERSION: u8 = 3;
 /// The version before families: long-term memory only.
 const FIRST_VERSION: u8 = 1;
+/// The version of families without flags.
+const FAMILIES_VERSION: u8 = 2;
+/// The flag of records that replace the peer's copies.
+const REPLACE: u8 = 1;
 /// The largest frame either side sends or reads (a WebSocket message of a
 /// Durable Object may be 1 MiB).
 pub const MAX_FRAME: usize = 1 << 20;
@@ -54,6 +60,9 @@ pub struct Frame {
     pub cut: bool,
     /// The families the sync covers (requests only).
     pub families: Families,
+    /// The records replace the peer's copies of the same ids (requests
+    /// only).
+    pub replace: bool,
 }
 
 /// What a record costs in a frame.
@@ -151,14 +160,25 @@ impl Frame {
             wants: Vec::new(),
             cut: false,
             families: LONG_TERM_ONLY,
+            replace: false,
+        }
+    }
+
+    /// The oldest version that holds this frame.
+    fn version(&self) -> u8 {
+        match self.kind {
+            Kind::Version => PROTOCOL_VERSION,
+            Kind::Request if self.replace => PROTOCOL_VERSION,
+            Kind::Request if self.families != LONG_TERM_ONLY => FAMILIES_VERSION,
+            _ => FIRST_VERSION,
         }
     }
 
     pub fn encode(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(self.size());
-        let families = self.kind == Kind::Request && self.families != LONG_TERM_ONLY;
+        let version = self.version();
         out.extend_from_slice(MAGIC);
-        out.push(if families || self.kind == Kind::Version { PROTOCOL_VERSION } else { FIRST_VERSION });
+        out.push(version);
         out.push(self.kind as u8);
         if self.kind == Kind::Version {
             return out;
@@ -178,8 +198,11 @@ impl Frame {
         }
         if self.kind == Kind::Response {
             out.push(u8::from(self.cut));
-        } else if families {
+        } else if version >= FAMILIES_VERSION {
             out.push(self.families);
+            if version == PROTOCOL_VERSION {
+                out.push(if self.replace { REPLACE } else { 0 });
+            }
         }
         out
     }
@@ -229,8 +252,11 @@ impl Frame {
         }
         if kind == Kind::Response {
             frame.cut = r.bytes(1)?[0] == 1;
-        } else if version == PROTOCOL_VERSION {
+        } else if version >= FAMILIES_VERSION {
             frame.families = r.bytes(1)?[0];
+            if version == PROTOCOL_VERSION {
+                frame.replace = r.bytes(1)?[0] & REPLACE != 0;
+            }
         }
         if !r.0.is_empty() {
             return Err(malformed("bytes after its end"));

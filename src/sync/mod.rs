@@ -51,6 +51,7 @@ mod deadline;
 pub mod frame;
 mod reconcile;
 mod relay;
+pub mod sent;
 
 #[cfg(test)]
 mod session_tests;
@@ -149,6 +150,21 @@ pub trait Replica {
 
     /// Takes records a peer sent; says how many it rejected as damaged.
     fn write(&self, records: Vec<Record>) -> LocalBoxFuture<'_, Result<u32>>;
+
+    /// Takes records a peer sent again, to replace the copies held of the
+    /// same ids (its items sealed under a new key): a relay overwrites
+    /// what it holds; a replica that opens its items holds their content
+    /// already, so to it they are news like any other.
+    fn replace(&self, records: Vec<Record>) -> LocalBoxFuture<'_, Result<u32>> {
+        self.write(records)
+    }
+
+    /// The ids of the items the peer must take anew, replacing its copies
+    /// (`replace`): none, unless what this side sent before went out under
+    /// another seal than it has now.
+    fn resend(&self) -> LocalBoxFuture<'_, Result<Vec<ItemId>>> {
+        Box::pin(async { Ok(Vec::new()) })
+    }
 }
 
 /// The host's way to the peer: one request, one answer.

@@ -31,6 +31,10 @@ pub struct SyncReport {
     pub rejected: u32,
     /// Operations too large for a frame (1 MiB), left unsent.
     pub too_large: u32,
+    /// Operations sent again to replace the peer's copies (counted in
+    /// `sent` too): once, after encryption was turned on or its key
+    /// rotated, every item goes out sealed under the current key.
+    pub resent: u32,
     pub bytes_sent: u64,
     pub bytes_received: u64,
     /// Exchanges.
@@ -182,7 +186,33 @@ pub async fn sync(replica: &dyn Replica, transport: &dyn Transport) -> Result<Sy
             want.extend(need.into_iter().map(|id| id.to_bytes()));
         }
     }
+    resend(replica, transport, &mut report).await?;
     Ok(report)
+}
+
+/// Sends the records the replica must resend ([`Replica::resend`]) in
+/// frames that replace the peer's copies; the peer's answers carry nothing
+/// (nothing is asked).
+async fn resend(replica: &dyn Replica, transport: &dyn Transport, report: &mut SyncReport) -> Result<()> {
+    let mut queue = replica.resend().await?;
+    while !queue.is_empty() {
+        report.rounds += 1;
+        let mut request = Frame::new(Kind::Request);
+        request.families = replica.families();
+        request.replace = true;
+        let mut room = MAX_FRAME - request.size();
+        fill(replica, &mut queue, &mut room, &mut request.records, &mut report.too_large).await?;
+        let bytes = request.encode();
+        report.bytes_sent += bytes.len() as u64;
+        report.sent += request.records.len() as u32;
+        report.resent += request.records.len() as u32;
+        let answer = transport.exchange(bytes).await?;
+        report.bytes_received += answer.len() as u64;
+        if Frame::decode(&answer)?.kind != Kind::Response {
+            return Err(Error::invalid("the peer answered a sync request with a request"));
+        }
+    }
+    Ok(())
 }
 
 /// The answer to one exchange of a peer's [`sync`]: takes the records it
@@ -198,7 +228,11 @@ pub async fn answer(replica: &dyn Replica, request: &[u8]) -> Result<Vec<u8>> {
         return Err(Error::invalid("a sync answer came where a request was expected"));
     }
     if !request.records.is_empty() {
-        replica.write(request.records).await?;
+        if request.replace {
+            replica.replace(request.records).await?;
+        } else {
+            replica.write(request.records).await?;
+        }
     }
     // Only what both sides sync: the peer is neither offered nor sent
     // items of a family it did not ask for.

@@ -92,79 +92,88 @@ impl Replica for Relay {
         })
     }
 
+    fn write(&self, records: Vec<Record>) -> LocalBoxFuture<'_, Result<u32>> {
+        Box::pin(self.take(records, false))
+    }
+
+    /// Overwrites the records held of these ids (a device resending its
+    /// items sealed under a new key, so no plain or older copy stays in
+    /// this store), as [`Relay::take`] keeps them.
+    fn replace(&self, records: Vec<Record>) -> LocalBoxFuture<'_, Result<u32>> {
+        Box::pin(self.take(records, true))
+    }
+}
+
+impl Relay {
     /// Keeps every record whose id is well formed (the bytes are not
     /// read: a relay cannot tell a damaged one; the device that receives
     /// it does), unless it is deleted already: an original whose erased
-    /// twin is held or coming, an item older than its family's purge.
-    /// Deletes what the erased and purges among them delete.
-    fn write(&self, records: Vec<Record>) -> LocalBoxFuture<'_, Result<u32>> {
-        Box::pin(async move {
-            let (good, bad): (Vec<Record>, Vec<Record>) =
-                records.into_iter().partition(|r| id_parts(&r.id).is_some());
-            if good.is_empty() {
-                return Ok(bad.len() as u32);
+    /// twin is held or coming, an item older than its family's purge; one
+    /// held already only when `replace`. Deletes what the erased and
+    /// purges among them delete.
+    async fn take(&self, records: Vec<Record>, replace: bool) -> Result<u32> {
+        let (good, bad): (Vec<Record>, Vec<Record>) =
+            records.into_iter().partition(|r| id_parts(&r.id).is_some());
+        if good.is_empty() {
+            return Ok(bad.len() as u32);
+        }
+        let mut held = self.ids().await?;
+        crate::order::sort(&mut held);
+        let mut erased: Vec<ItemId> =
+            good.iter().filter(|r| r.id[24] & ERASED != 0).map(|r| twin(&r.id)).collect();
+        crate::order::sort(&mut erased);
+        // The newest purge of each family, held or coming: (family, clock).
+        let purges: Vec<(u8, u64)> = held
+            .iter()
+            .chain(good.iter().map(|r| &r.id))
+            .filter_map(id_parts)
+            .filter(|(_, _, _, kind)| kind & PURGE != 0)
+            .map(|(clock, _, _, kind)| (kind & FAMILY, clock))
+            .collect();
+        let purged = |id: &ItemId| {
+            id_parts(id).is_some_and(|(c, _, _, k)| purges.iter().any(|(f, p)| *f == k & FAMILY && c < *p))
+        };
+        let gone: Vec<ItemId> =
+            held.iter().filter(|id| purged(id) || erased.binary_search(id).is_ok()).copied().collect();
+        let good: Vec<Record> = good
+            .into_iter()
+            .filter(|r| {
+                let original = r.id[24] & ERASED == 0;
+                !purged(&r.id)
+                    && (replace || held.binary_search(&r.id).is_err())
+                    && !(original
+                        && (held.binary_search(&twin(&r.id)).is_ok() || erased.binary_search(&r.id).is_ok()))
+            })
+            .collect();
+        if !gone.is_empty() {
+            self.store.delete_many(gone.iter().map(key_of).collect()).await?;
+            if let Some((_, ids)) = &mut *self.ids.borrow_mut() {
+                ids.retain(|id| gone.binary_search(id).is_err());
             }
-            let mut held = self.ids().await?;
-            crate::order::sort(&mut held);
-            let mut erased: Vec<ItemId> =
-                good.iter().filter(|r| r.id[24] & ERASED != 0).map(|r| twin(&r.id)).collect();
-            crate::order::sort(&mut erased);
-            // The newest purge of each family, held or coming: (family, clock).
-            let purges: Vec<(u8, u64)> = held
-                .iter()
-                .chain(good.iter().map(|r| &r.id))
-                .filter_map(id_parts)
-                .filter(|(_, _, _, kind)| kind & PURGE != 0)
-                .map(|(clock, _, _, kind)| (kind & FAMILY, clock))
-                .collect();
-            let purged = |id: &ItemId| {
-                id_parts(id)
-                    .is_some_and(|(c, _, _, k)| purges.iter().any(|(f, p)| *f == k & FAMILY && c < *p))
-            };
-            let gone: Vec<ItemId> =
-                held.iter().filter(|id| purged(id) || erased.binary_search(id).is_ok()).copied().collect();
-            let good: Vec<Record> = good
-                .into_iter()
-                .filter(|r| {
-                    let original = r.id[24] & ERASED == 0;
-                    !purged(&r.id)
-                        && held.binary_search(&r.id).is_err()
-                        && !(original
-                            && (held.binary_search(&twin(&r.id)).is_ok()
-                                || erased.binary_search(&r.id).is_ok()))
-                })
-                .collect();
-            if !gone.is_empty() {
-                self.store.delete_many(gone.iter().map(key_of).collect()).await?;
-                if let Some((_, ids)) = &mut *self.ids.borrow_mut() {
-                    ids.retain(|id| gone.binary_search(id).is_err());
-                }
+        }
+        if good.is_empty() {
+            return Ok(bad.len() as u32);
+        }
+        let mark = format!("{:016x}", crate::entry::random_u64(0));
+        let mut items: Vec<(String, String)> =
+            good.iter().map(|r| (key_of(&r.id), base64(&r.bytes))).collect();
+        items.push((SYNC_MARK_KEY.to_string(), mark.clone()));
+        let seen = self.ids.borrow().as_ref().map(|(m, _)| m.clone());
+        // Checked against the mark the ids were read at: if it held,
+        // the ids stay known with these added.
+        let known = match seen {
+            Some(seen) => self.store.put_many_if(SYNC_MARK_KEY, seen.as_deref(), items.clone()).await?,
+            None => false,
+        };
+        if known {
+            if let Some((m, ids)) = &mut *self.ids.borrow_mut() {
+                *m = Some(mark);
+                ids.extend(good.iter().map(|r| r.id).filter(|id| held.binary_search(id).is_err()));
             }
-            if good.is_empty() {
-                return Ok(bad.len() as u32);
-            }
-            let mark = format!("{:016x}", crate::entry::random_u64(0));
-            let mut items: Vec<(String, String)> =
-                good.iter().map(|r| (key_of(&r.id), base64(&r.bytes))).collect();
-            items.push((SYNC_MARK_KEY.to_string(), mark.clone()));
-            let held = self.ids.borrow().as_ref().map(|(m, _)| m.clone());
-            // Checked against the mark the ids were read at: if it held,
-            // the ids stay known with these added.
-            let known = match held {
-                Some(seen) => self.store.put_many_if(SYNC_MARK_KEY, seen.as_deref(), items.clone()).await?,
-                None => false,
-            };
-            if known {
-                if let Some((m, ids)) = &mut *self.ids.borrow_mut() {
-                    *m = Some(mark);
-                    // A duplicate id is one item: reconciliation drops it.
-                    ids.extend(good.iter().map(|r| r.id));
-                }
-            } else {
-                self.store.put_many(items).await?;
-                *self.ids.borrow_mut() = None;
-            }
-            Ok(bad.len() as u32)
-        })
+        } else {
+            self.store.put_many(items).await?;
+            *self.ids.borrow_mut() = None;
+        }
+        Ok(bad.len() as u32)
     }
 }

@@ -320,3 +320,59 @@ fn forgetting_a_memory_deletes_its_source_message_on_every_device() {
         assert!(!raw(&mut w, store).contains("4921"), "a forgotten message's text is in a raw store");
     }
 }
+
+/// A transport to a relay whose connection drops at the first request
+/// that replaces (a resend cut off before it began).
+struct DropsResend<'a>(&'a Relay, Cell<bool>);
+
+impl Transport for DropsResend<'_> {
+    fn exchange(&self, request: Vec<u8>) -> LocalBoxFuture<'_, Result<Vec<u8>>> {
+        Box::pin(async move {
+            if Frame::decode(&request)?.replace && !self.1.replace(true) {
+                return Err(Error::storage("the connection dropped"));
+            }
+            self.0.exchange(&request).await
+        })
+    }
+}
+
+#[test]
+fn what_went_out_plain_goes_out_again_sealed_once_a_key_is_taken() {
+    let mut w = World::new();
+    let store = Rc::new(MemoryStore::new());
+    let locks = Rc::new(LocalLocks::default());
+    let plain = w.open(store.clone(), locks.clone(), "s", None);
+    let relay_store = Rc::new(MemoryStore::new());
+    let relay = Relay::new(relay_store.clone());
+    w.run(plain.remember(fact("Allergic to peanuts zqpeanutx"))).unwrap();
+    w.run(plain.add(said("My cello zqcellox needs new strings"))).unwrap();
+    w.run(plain.sync_with(&ToRelay(&relay), SESSIONS)).unwrap();
+    let held = raw(&mut w, &relay_store);
+    assert!(held.contains("zqpeanutx") && held.contains("zqcellox"), "synced plain first");
+    // The same store under a key (its records migrated), and a message
+    // more; its first sync is cut off before it resends: nothing changes
+    // at the relay, and the next sync resends.
+    w.run(plain.close());
+    let sealed = w.open_as(store.clone(), locks, "s", Some(&[5]), true);
+    w.run(sealed.add(said("The tuner zqtunerx is in the drawer"))).unwrap();
+    let cut = DropsResend(&relay, Cell::new(false));
+    assert!(w.run(sealed.sync_with(&cut, SESSIONS)).is_err());
+    assert!(raw(&mut w, &relay_store).contains("zqpeanutx"), "a cut resend left the plain copy");
+    let report = w.run(sealed.sync_with(&ToRelay(&relay), SESSIONS)).unwrap();
+    assert!(report.resent >= 3, "the fact, its message and the new one: {report:?}");
+    let held = raw(&mut w, &relay_store);
+    for text in ["zqpeanutx", "zqcellox", "zqtunerx", "content", "Allergic"] {
+        assert!(!held.contains(text), "the relay still holds {text:?}");
+    }
+    // Once: the next sync resends nothing.
+    assert_eq!(w.run(sealed.sync_with(&ToRelay(&relay), SESSIONS)).unwrap().resent, 0);
+    // A device with the key takes everything and rejects nothing; one
+    // without takes nothing.
+    let b = w.device(Some(&[5]));
+    let got = w.run(b.memory.sync_with(&ToRelay(&relay), SESSIONS)).unwrap();
+    assert_eq!(got.rejected, 0, "{got:?}");
+    assert_eq!(view(&mut w, &b.memory), view(&mut w, &sealed));
+    assert_eq!(sessions_of(&mut w, &b.store).len(), sessions_of(&mut w, &store).len());
+    let c = w.device(None);
+    assert_eq!(w.run(c.memory.sync_with(&ToRelay(&relay), SESSIONS)).unwrap().received, 0);
+}

@@ -175,16 +175,16 @@ fn a_relay_syncing_with_a_peer_that_never_answers_gets_a_timeout_and_keeps_what_
 fn a_peer_of_another_version_gets_a_typed_error() {
     let relay = Relay::new(Rc::new(MemoryStore::new()));
     // A request of version 3 is answered with this side's version only.
-    let answered = run(relay.exchange(b"AM\x03\x01\x00\x00\x00")).unwrap();
-    assert_eq!(answered, b"AM\x02\x03");
-    // A device whose relay answers as version 3.
+    let answered = run(relay.exchange(b"AM\x04\x01\x00\x00\x00")).unwrap();
+    assert_eq!(answered, b"AM\x03\x03");
+    // A device whose relay answers as version 4.
     struct Answers(&'static [u8]);
     impl Transport for Answers {
         fn exchange(&self, _: Vec<u8>) -> LocalBoxFuture<'_, Result<Vec<u8>>> {
             Box::pin(async { Ok(self.0.to_vec()) })
         }
     }
-    let err = run(sync(&MapReplica::default(), &Answers(b"AM\x03\x03"))).unwrap_err();
+    let err = run(sync(&MapReplica::default(), &Answers(b"AM\x04\x03"))).unwrap_err();
     assert_eq!(err.code, ErrorCode::SyncVersion);
     assert_eq!(err.code.as_str(), "SYNC_VERSION");
     // A replica syncing more than long-term memory (this one: every
@@ -192,7 +192,7 @@ fn a_peer_of_another_version_gets_a_typed_error() {
     // version: SYNC_VERSION, naming both.
     let err = run(sync(&MapReplica::default(), &Answers(b"AM\x01\x03"))).unwrap_err();
     assert_eq!(err.code, ErrorCode::SyncVersion);
-    assert!(err.message.contains("version 1") && err.message.contains("version 2"), "{}", err.message);
+    assert!(err.message.contains("version 1") && err.message.contains("version 3"), "{}", err.message);
 }
 
 #[test]
@@ -214,6 +214,12 @@ fn a_request_for_long_term_memory_alone_is_a_first_version_frame() {
     let mut first = bytes.clone();
     first[2] = 1;
     assert_eq!(Frame::decode(&first).unwrap_err().code, ErrorCode::InvalidInput);
+    // Records that replace make it version 3: families, then flags.
+    request.replace = true;
+    let bytes = request.encode();
+    assert_eq!(&bytes[..4], b"AM\x03\x01");
+    assert_eq!(&bytes[bytes.len() - 2..], &[request.families, 1]);
+    assert_eq!(Frame::decode(&bytes).unwrap(), request);
     // Responses stay version 1 whatever was asked.
     assert_eq!(&Frame::new(Kind::Response).encode()[..4], b"AM\x01\x02");
 }
@@ -318,6 +324,19 @@ impl World {
         session: &str,
         cipher: Option<&[u8]>,
     ) -> Memory {
+        self.open_as(store, locks, session, cipher, false)
+    }
+
+    /// [`World::open`], reading a plain store's records and sealing them
+    /// (`migrate_plain`) when `migrate`.
+    pub(super) fn open_as(
+        &mut self,
+        store: Rc<MemoryStore>,
+        locks: Rc<LocalLocks>,
+        session: &str,
+        cipher: Option<&[u8]>,
+        migrate: bool,
+    ) -> Memory {
         let cipher =
             cipher.map(|seeds| crate::store::sealed::testing::TestCipher::new(seeds) as Rc<dyn Cipher>);
         let ports = Ports {
@@ -333,8 +352,12 @@ impl World {
             cipher,
             patterns: None,
         };
-        let options =
-            MemoryOptions { namespace: "user-1".into(), session_id: session.into(), ..Default::default() };
+        let options = MemoryOptions {
+            namespace: "user-1".into(),
+            session_id: session.into(),
+            migrate_plain: migrate,
+            ..Default::default()
+        };
         self.run(Memory::open(options, ports)).unwrap()
     }
 

@@ -78,6 +78,30 @@ test("with encryption the relay holds no plaintext; a transport that rejects or 
   relay.free();
 });
 
+test("a device that synced plain and then took a key resends what it sent, sealed: the relay keeps no plaintext", async () => {
+  const key = await crypto.subtle.generateKey({ name: "AES-GCM", length: 256 }, false, ["encrypt", "decrypt"]);
+  const [storeA, storeB, relayStore] = [mapAdapter(), mapAdapter(), mapAdapter()];
+  const relay = await am.SyncRelay.open({ store: relayStore, namespace: "sync-user" });
+  const transport = async (request) => relay.exchange(request);
+  const before = await open(storeA);
+  await before.remember({ content: "Allergic to peanuts" });
+  await before.sync(transport);
+  assert.ok(decoded(relayStore).includes("peanuts"), "it synced plain first");
+  before.free();
+  // The passphrase is set: the same store, its records sealed as they are read.
+  const a = await open(storeA, { encryption: { key, migrate: true } });
+  const report = await a.sync(transport);
+  assert.equal(report.resent, 1, JSON.stringify(report));
+  assert.ok(!decoded(relayStore).includes("peanuts"), "the relay still holds the plain copy");
+  assert.equal((await a.sync(transport)).resent, 0, "once");
+  const b = await open(storeB, { encryption: { key } });
+  const got = await b.sync(transport);
+  assert.equal(got.rejected, 0, JSON.stringify(got));
+  assert.deepEqual(await texts(b), ["Allergic to peanuts"]);
+  for (const m of [a, b]) m.free();
+  relay.free();
+});
+
 test("relay to relay: two relays sync their sealed items, so a device on each sees the other's memories and forgets", async () => {
   const key = await crypto.subtle.generateKey({ name: "AES-GCM", length: 256 }, false, ["encrypt", "decrypt"]);
   const [storeA, storeB, storeEu, storeUs] = [mapAdapter(), mapAdapter(), mapAdapter(), mapAdapter()];
