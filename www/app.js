@@ -134,6 +134,7 @@ async function refreshSync() {
       await mergeSessions(m);
       await renderLog();
       await refreshPanels();
+      channel?.postMessage("changed");
     }
   } catch (err) {
     // Closed under the read: a session is opening, and renders itself.
@@ -247,10 +248,12 @@ async function mergeSessions(m) {
   renderSessions();
 }
 
+// Unique across devices: two that sync never start one chat each under one id.
+const chatId = () => `chat-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
+
 async function newSession() {
   const n = state.sessions.length + 1;
-  // Unique across devices: two that sync never start one chat each under one id.
-  const session = { id: `chat-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`, title: `Chat ${n}` };
+  const session = { id: chatId(), title: `Chat ${n}` };
   state.sessions.push(session);
   save("sessions", state.sessions);
   await openSession(session.id);
@@ -260,7 +263,7 @@ async function deleteSession() {
   const gone = state.current;
   if (!confirm("Delete this session's messages? Long-term memories drawn from it stay.")) return;
   const rest = state.sessions.filter((s) => s.id !== gone);
-  if (!rest.length) rest.push({ id: `chat-${Date.now() % 100000}`, title: "New chat" });
+  if (!rest.length) rest.push({ id: chatId(), title: "New chat" });
   state.sessions = rest;
   save("sessions", rest);
   await openSession(rest[0].id);
@@ -574,8 +577,17 @@ function wire() {
     work("Reopening with the new settings…", async () => { await openSession(state.current); status(""); });
   });
 
-  // Another tab wrote: reads see it.
-  channel?.addEventListener("message", () => { if (!state.busy) refreshPanels(); });
+  // Another tab wrote (a chat it received by sync among it): reads see it.
+  channel?.addEventListener("message", async () => {
+    if (state.busy) return;
+    try {
+      if (state.memory) await mergeSessions(state.memory);
+    } catch (err) {
+      // Closed under the read: a session is opening, and renders itself.
+      if (!["CLOSED", "FREED"].includes(err.code)) throw err;
+    }
+    await refreshPanels();
+  });
 }
 
 async function main() {

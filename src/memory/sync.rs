@@ -226,18 +226,29 @@ impl Memory {
         let timed = Timed::new(transport, self.inner.clock.as_ref());
         let side = Side::new(self, options.sessions);
         let out: Result<SyncReport> = async {
-            // What went out under another seal goes out again under this one.
+            // What went out under another seal goes out again under this
+            // one. The record is written only over what was read: an
+            // instance that cannot read it (no key) leaves it be.
             let store: &dyn Store = self.inner.sealed.as_ref();
             let seal = self.inner.sealed.stats().map_or_else(|| PLAIN.to_string(), |s| s.key_id);
             let was = store.get(SYNC_SENT_KEY).await?;
-            let plan = sent::plan(was.as_deref().and_then(Sent::parse), &seal, side.families());
+            let plan = sent::plan(&Sent::parse(was.as_deref().unwrap_or("")), &seal, side.families());
+            let mut held = was;
             if let Some(now) = plan.before {
-                store.put_many(vec![(SYNC_SENT_KEY.to_string(), now.line())]).await?;
+                let line = now.line();
+                if store
+                    .put_many_if(SYNC_SENT_KEY, held.as_deref(), vec![(SYNC_SENT_KEY.into(), line.clone())])
+                    .await?
+                {
+                    held = Some(line);
+                }
             }
             side.resend.set(plan.resend);
             let report = crate::sync::sync(&side, &timed).await?;
             if let Some(then) = plan.after {
-                store.put_many(vec![(SYNC_SENT_KEY.to_string(), then.line())]).await?;
+                store
+                    .put_many_if(SYNC_SENT_KEY, held.as_deref(), vec![(SYNC_SENT_KEY.into(), then.line())])
+                    .await?;
             }
             Ok(report)
         }

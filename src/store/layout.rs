@@ -111,14 +111,21 @@ pub fn chunk_prefix(storage_id: &str) -> String {
 pub fn ending_key(storage_id: &str) -> String {
     format!("{SESSIONS_PREFIX}{storage_id}/ending")
 }
+/// What follows the session's id in `key` (under [`SESSIONS_PREFIX`]):
+/// a session id holds no `/`, so a session named `msg` or `summary` is
+/// not taken for a record's kind.
+fn session_tail(key: &str) -> &str {
+    key.strip_prefix(SESSIONS_PREFIX).and_then(|rest| rest.split_once('/')).map_or("", |(_, tail)| tail)
+}
+
 /// Whether `key` (under [`SESSIONS_PREFIX`]) is a message's record.
 pub fn is_message_key(key: &str) -> bool {
-    key.contains("/msg/")
+    session_tail(key).starts_with("msg/")
 }
 
 /// Whether `key` (under [`SESSIONS_PREFIX`]) is a session's summary.
 pub fn is_summary_key(key: &str) -> bool {
-    key.ends_with("/summary")
+    session_tail(key) == "summary"
 }
 
 pub fn outbox_key(session_id: &str) -> String {
@@ -167,6 +174,7 @@ mod tests {
             moved_key("k"),
             format!("{SYNC_ITEM_PREFIX}00"),
             SYNC_MARK_KEY.to_string(),
+            SYNC_SENT_KEY.to_string(),
         ];
         let prefixes = [
             LOG_PREFIX,
@@ -188,12 +196,21 @@ mod tests {
             MOVED_PREFIX,
             SYNC_ITEM_PREFIX,
             SYNC_MARK_KEY,
+            SYNC_SENT_KEY,
         ];
         for key in &keys {
             let owners = prefixes.iter().filter(|p| key.starts_with(*p)).count();
             assert!(owners == 1 || key.starts_with("lt/meta/"), "{key} under {owners} prefixes");
         }
         assert!(is_message_key(&format!("{}1", message_prefix("s"))) && is_summary_key(&summary_key("s")));
+        // Sessions named like a record's kind: their other records are
+        // neither messages nor summaries.
+        for name in ["msg", "summary"] {
+            assert!(!is_message_key(&summary_key(name)) && is_summary_key(&summary_key(name)));
+            assert!(!is_message_key(&format!("{}w", writer_prefix(name))));
+            assert!(!is_summary_key(&format!("{}summary", gone_prefix(name))));
+            assert!(is_message_key(&format!("{}7", message_prefix(name))));
+        }
         assert_eq!(vector_id_of(&vector_key("abc")), Some("abc"));
     }
 }

@@ -29,8 +29,10 @@ const MAGIC: &[u8; 2] = b"AM";
 pub const PROTOCOL_VERSION: u8 = 3;
 /// The version before families: long-term memory only.
 const FIRST_VERSION: u8 = 1;
-/// The version of families without flags.
+/// The version of families.
 const FAMILIES_VERSION: u8 = 2;
+/// The version of flags.
+const FLAGS_VERSION: u8 = 3;
 /// The flag of records that replace the peer's copies.
 const REPLACE: u8 = 1;
 /// The largest frame either side sends or reads (a WebSocket message of a
@@ -168,7 +170,7 @@ impl Frame {
     fn version(&self) -> u8 {
         match self.kind {
             Kind::Version => PROTOCOL_VERSION,
-            Kind::Request if self.replace => PROTOCOL_VERSION,
+            Kind::Request if self.replace => FLAGS_VERSION,
             Kind::Request if self.families != LONG_TERM_ONLY => FAMILIES_VERSION,
             _ => FIRST_VERSION,
         }
@@ -200,7 +202,7 @@ impl Frame {
             out.push(u8::from(self.cut));
         } else if version >= FAMILIES_VERSION {
             out.push(self.families);
-            if version == PROTOCOL_VERSION {
+            if version >= FLAGS_VERSION {
                 out.push(if self.replace { REPLACE } else { 0 });
             }
         }
@@ -254,7 +256,7 @@ impl Frame {
             frame.cut = r.bytes(1)?[0] == 1;
         } else if version >= FAMILIES_VERSION {
             frame.families = r.bytes(1)?[0];
-            if version == PROTOCOL_VERSION {
+            if version >= FLAGS_VERSION {
                 frame.replace = r.bytes(1)?[0] & REPLACE != 0;
             }
         }
