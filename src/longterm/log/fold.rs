@@ -198,14 +198,8 @@ impl View {
         let mut e = MemoryEntry { superseded_by: None, valid_to: None, ..entry.clone() };
         e.metadata.remove(UNDONE);
         let key = said(&e.scope, &e.content);
-        let mut replaced = Vec::new();
-        for old in replaces {
-            for head in self.heads_of(old) {
-                if head != e.id && !replaced.contains(&head) {
-                    replaced.push(head);
-                }
-            }
-        }
+        let mut replaced = self.heads_of(replaces);
+        replaced.retain(|head| *head != e.id);
         for old in replaces {
             self.join(&e.id, old);
         }
@@ -273,11 +267,9 @@ impl View {
         for old in replaces {
             self.join(id, old);
         }
-        for old in replaces {
-            for head in self.heads_of(old) {
-                if head != id {
-                    self.leave_force(&head, Some(id), stamp);
-                }
+        for head in self.heads_of(replaces) {
+            if head != id {
+                self.leave_force(&head, Some(id), stamp);
             }
         }
     }
@@ -371,10 +363,22 @@ impl View {
         self.links.entry(root).or_default().in_force.insert(id.to_string());
     }
 
-    /// The memories in force that `id` has become: itself, what replaced
-    /// it, or, where an undo took it back, what came back in its place.
-    fn heads_of(&self, id: &str) -> Vec<String> {
-        let (mut heads, mut seen, mut next) = (Vec::new(), BTreeSet::new(), vec![id.to_string()]);
+    /// The memories in force that `ids` have become, each once: itself,
+    /// what replaced it, or, where an undo took it back, what came back in
+    /// its place. One walk for them all: a new version names every version
+    /// before it, so a walk of its own for each would go down a lineage of
+    /// n versions n times, and a log of one long lineage would fold in
+    /// cubic time.
+    fn heads_of(&self, ids: &[String]) -> Vec<String> {
+        let (mut heads, mut seen) = (Vec::new(), BTreeSet::new());
+        for id in ids {
+            self.walk_to_heads(id, &mut seen, &mut heads);
+        }
+        heads
+    }
+
+    fn walk_to_heads(&self, id: &str, seen: &mut BTreeSet<String>, heads: &mut Vec<String>) {
+        let mut next = vec![id.to_string()];
         while let Some(id) = next.pop() {
             let Some(e) = self.memories.get(&id).filter(|_| seen.insert(id.clone())) else { continue };
             match &e.superseded_by {
@@ -383,7 +387,6 @@ impl View {
                 None => next.extend(self.replaced_by(&id).iter().cloned()),
             }
         }
-        heads
     }
 
     fn leave_force(&mut self, id: &str, by: Option<&str>, stamp: Stamp) {

@@ -466,27 +466,37 @@ impl Records {
     /// `id` and every version it replaced, directly or not, and every
     /// replacement of one of them that an undo took back (a retracted
     /// version of the same fact: `history(id)` lists it).
+    ///
+    /// One pass over the view for the edges from a version to the older
+    /// ones that point at it, then a walk from `id`: a pass per version
+    /// found would make forgetting a long lineage quadratic in the store.
     pub fn with_history(&self, id: &str) -> Vec<String> {
-        let view = self.log.view();
-        let mut ids = vec![id.to_string()];
-        loop {
-            let replaced = |e: &MemoryEntry| e.superseded_by.as_ref().is_some_and(|next| ids.contains(next));
-            let retracted = |e: &MemoryEntry| {
-                e.metadata.contains_key(UNDONE)
-                    && e.metadata
-                        .get(SUPERSEDES)
-                        .is_some_and(|s| s.split(',').any(|o| ids.iter().any(|i| i == o)))
-            };
-            let older: Vec<String> = view
-                .memories()
-                .filter(|e| (replaced(e) || retracted(e)) && !ids.contains(&e.id))
-                .map(|e| e.id.clone())
-                .collect();
-            if older.is_empty() {
-                return ids;
+        let mut older: Vec<(&str, &str)> = Vec::new();
+        for e in self.log.view().memories() {
+            if let Some(next) = &e.superseded_by {
+                older.push((next.as_str(), e.id.as_str()));
             }
-            ids.extend(older);
+            if e.metadata.contains_key(UNDONE) {
+                for o in e.metadata.get(SUPERSEDES).into_iter().flat_map(|s| s.split(',')) {
+                    older.push((o, e.id.as_str()));
+                }
+            }
         }
+        crate::order::sort(&mut older);
+        let mut ids = vec![id.to_string()];
+        let mut seen = std::collections::BTreeSet::from([id.to_string()]);
+        let mut at = 0;
+        while at < ids.len() {
+            let newer = ids[at].clone();
+            let first = older.partition_point(|(n, _)| *n < newer.as_str());
+            for (_, old) in older[first..].iter().take_while(|(n, _)| *n == newer.as_str()) {
+                if seen.insert(old.to_string()) {
+                    ids.push(old.to_string());
+                }
+            }
+            at += 1;
+        }
+        ids
     }
 
     /// Hard-deletes every memory of a scope; returns how many.
