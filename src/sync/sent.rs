@@ -43,11 +43,15 @@ impl Sent {
         self.0.iter().find(|(f, _)| *f == family).map(|(_, seal)| seal.as_str())
     }
 
+    /// This record with `family` under `seal`, in its place if it had one
+    /// (the order is what it was written in: a record compares equal to
+    /// itself read back).
     fn with(&self, family: u8, seal: &str) -> Sent {
         let mut next = self.clone();
-        next.0.retain(|(f, _)| *f != family);
-        next.0.push((family, seal.to_string()));
-        next.0.sort();
+        match next.0.iter_mut().find(|(f, _)| *f == family) {
+            Some(held) => held.1 = seal.to_string(),
+            None => next.0.push((family, seal.to_string())),
+        }
         next
     }
 }

@@ -484,7 +484,8 @@ impl Records {
         }
         crate::order::sort(&mut older);
         let mut ids = vec![id.to_string()];
-        let mut seen = std::collections::BTreeSet::from([id.to_string()]);
+        let mut seen = std::collections::BTreeSet::new();
+        seen.insert(id.to_string());
         let mut at = 0;
         while at < ids.len() {
             let newer = ids[at].clone();
