@@ -13,13 +13,20 @@
 // figure over RUNS runs on fresh copies of the same stores. Counted, not assumed: entries the device should hold and
 // lacks after the sync (lost) and forgotten ones it holds (resurrected).
 // Goals at 1% (issue #39): bytes <= 5% of the full upload, converge <= 2 s.
-// Last line: one JSON object of the 1% figures.
+// Then a long lineage: one memory restated LINEAGE times (default 2,000)
+// with a detail changed, which dedup folds into versions of one memory, on
+// one device: a new device's download of it, beside LINEAGE distinct
+// memories downloaded the same way (like for like: as many operations),
+// and the forget of its head reaching a device that holds the lineage
+// (every version must go: a version left is counted resurrected).
+// Last line: one JSON object of the 1% figures and the lineage's.
 import * as am from "../pkg/node.js";
 import { mapAdapter } from "../pkg/adapters/map.js";
 import { machine, median, showSpread } from "./stats.mjs";
 import { mixedCorpus } from "./corpus.mjs";
 
 const N = Number(process.env.N ?? 10_000);
+const LINEAGE = Number(process.env.LINEAGE ?? 2_000);
 const DIFF_PCTS = (process.env.DIFF_PCTS ?? "0.1,1,10").split(",").map(Number);
 const RUNS = Number(process.env.RUNS ?? 5);
 const progress = (s) => process.stderr.write(`${s}\n`);
@@ -145,4 +152,64 @@ for (const pct of DIFF_PCTS) {
 rows.push({ "diff %": "full upload", "ops apart": N, bytes: showSpread(full.bytes, 0), "% of full": "100.00", "converge ms": showSpread(full.ms), rounds: "", "then in sync ms": "", lost: "", resurrected: "" });
 console.log(`bench:sync on ${machine()}: ${N.toLocaleString("en-US")} memories a side, median (min-max) of ${RUNS} runs; in-process transport to a SyncRelay on the Map adapter`);
 console.table(rows);
-console.log(JSON.stringify(json ?? {}));
+
+progress(`a lineage of ${LINEAGE.toLocaleString("en-US")} versions, and as many distinct memories`);
+/** A relay's store holding what `fill` writes on a device, and that device's store. */
+async function written(fill) {
+  const store = mapAdapter();
+  const m = await open(store);
+  const out = await fill(m);
+  const relayStore = mapAdapter();
+  const relay = await relayOn(relayStore);
+  await m.sync((request) => relay.exchange(request));
+  m.free();
+  relay.free();
+  return { store, relayStore, out };
+}
+const line = await written(async (m) => {
+  // Told again and again with one detail changed, as a person restates a
+  // fact: dedup makes each a new version of the one before, in batches as
+  // an import would bring them.
+  for (let i = 0; i < LINEAGE; i += 500) {
+    const batch = Array.from({ length: Math.min(500, LINEAGE - i) }, (_, k) => ({ content: `Fact number ${i + k} about topic ${(i + k) % 37} zz${k}` }));
+    await m.rememberMany(batch);
+  }
+  const inForce = await m.memories(null);
+  if (inForce.length !== 1) throw new Error(`the lineage is ${inForce.length} memories in force, not one`);
+  return [...(await ids(m))];
+});
+const distinct = await written(async (m) => {
+  for (let i = 0; i < LINEAGE; i += 1000) await m.rememberMany(Array.from({ length: Math.min(1000, LINEAGE - i) }, () => ({ content: text() })));
+});
+const lineage = { down: [], distinct: [], forget: [], resurrected: 0 };
+for (let r = 0; r < RUNS; r++) {
+  for (const [held, into] of [[line, lineage.down], [distinct, lineage.distinct]]) {
+    const m = await open(mapAdapter());
+    const peer = await relayOn(copy(held.relayStore));
+    const start = performance.now();
+    await m.sync((request) => peer.exchange(request));
+    into.push(performance.now() - start);
+    if (held === line) {
+      // The head forgotten here reaches the device that wrote the lineage.
+      await m.forget((await m.memories(null))[0].id);
+      await m.sync((request) => peer.exchange(request));
+      const writer = await open(copy(line.store));
+      const before = performance.now();
+      await writer.sync((request) => peer.exchange(request));
+      lineage.forget.push(performance.now() - before);
+      const left = await ids(writer);
+      lineage.resurrected += line.out.filter((id) => left.has(id)).length;
+      writer.free();
+    }
+    m.free();
+    peer.free();
+  }
+}
+console.table([
+  { what: `a new device downloads one memory's ${LINEAGE.toLocaleString("en-US")} versions (ms)`, value: showSpread(lineage.down) },
+  { what: `  the same for ${LINEAGE.toLocaleString("en-US")} distinct memories (ms)`, value: showSpread(lineage.distinct) },
+  { what: "the forget of its head reaches the device that wrote it (ms)", value: showSpread(lineage.forget) },
+  { what: "  versions left there (resurrected)", value: lineage.resurrected },
+]);
+console.log(JSON.stringify({ ...(json ?? {}), lineage: LINEAGE, lineage_download_ms: +median(lineage.down).toFixed(1),
+  distinct_download_ms: +median(lineage.distinct).toFixed(1), lineage_forget_ms: +median(lineage.forget).toFixed(1), lineage_resurrected: lineage.resurrected }));
