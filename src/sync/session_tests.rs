@@ -382,3 +382,38 @@ fn what_went_out_plain_goes_out_again_sealed_once_a_key_is_taken() {
     let c = w.device(None);
     assert_eq!(w.run(c.memory.sync_with(&ToRelay(&relay), SESSIONS)).unwrap().received, 0);
 }
+
+/// A plain instance left open beside one that took a key on the same store
+/// (a tab not yet reloaded): its syncs never put back plain what the keyed
+/// one resent sealed, whatever order the two sync in.
+#[test]
+fn a_plain_instance_beside_a_keyed_one_never_resends_plain() {
+    let mut w = World::new();
+    let store = Rc::new(MemoryStore::new());
+    let locks = Rc::new(LocalLocks::default());
+    let plain = w.open(store.clone(), locks.clone(), "s", None);
+    let relay_store = Rc::new(MemoryStore::new());
+    let relay = Relay::new(relay_store.clone());
+    w.run(plain.remember(fact("Allergic to peanuts zqpeanutx"))).unwrap();
+    w.run(plain.add(said("My cello zqcellox needs new strings"))).unwrap();
+    w.run(plain.sync_with(&ToRelay(&relay), SESSIONS)).unwrap();
+    let sealed = w.open_as(store.clone(), locks, "s", Some(&[5]), true);
+    let report = w.run(sealed.sync_with(&ToRelay(&relay), SESSIONS)).unwrap();
+    assert!(report.resent >= 2, "{report:?}");
+    for round in 0..3 {
+        // The plain one syncs: it sends nothing, and what it cannot open
+        // (sealed) it reports as damaged, never takes; then the keyed one
+        // again. The relay never holds the old texts.
+        let r = w.run(plain.sync_with(&ToRelay(&relay), SESSIONS)).unwrap();
+        assert_eq!((r.sent, r.resent, r.received), (0, 0, 0), "round {round}: {r:?}");
+        let held = raw(&mut w, &relay_store);
+        assert!(!held.contains("zqpeanutx") && !held.contains("zqcellox"), "round {round}: plain again");
+        let again = w.run(sealed.sync_with(&ToRelay(&relay), SESSIONS)).unwrap();
+        assert_eq!(again.resent, 0, "round {round}: resent again {again:?}");
+    }
+    // A device with the key still takes everything.
+    let b = w.device(Some(&[5]));
+    let got = w.run(b.memory.sync_with(&ToRelay(&relay), SESSIONS)).unwrap();
+    assert_eq!(got.rejected, 0, "{got:?}");
+    assert_eq!(view(&mut w, &b.memory), view(&mut w, &sealed));
+}
