@@ -336,9 +336,17 @@ impl Transport for DropsResend<'_> {
     }
 }
 
-#[test]
-fn what_went_out_plain_goes_out_again_sealed_once_a_key_is_taken() {
-    let mut w = World::new();
+/// A store with one memory and one message synced plain to a relay: where
+/// the two key-taking tests begin.
+struct Plain {
+    store: Rc<MemoryStore>,
+    locks: Rc<LocalLocks>,
+    plain: Memory,
+    relay_store: Rc<MemoryStore>,
+    relay: Relay,
+}
+
+fn synced_plain(w: &mut World) -> Plain {
     let store = Rc::new(MemoryStore::new());
     let locks = Rc::new(LocalLocks::default());
     let plain = w.open(store.clone(), locks.clone(), "s", None);
@@ -347,6 +355,13 @@ fn what_went_out_plain_goes_out_again_sealed_once_a_key_is_taken() {
     w.run(plain.remember(fact("Allergic to peanuts zqpeanutx"))).unwrap();
     w.run(plain.add(said("My cello zqcellox needs new strings"))).unwrap();
     w.run(plain.sync_with(&ToRelay(&relay), SESSIONS)).unwrap();
+    Plain { store, locks, plain, relay_store, relay }
+}
+
+#[test]
+fn what_went_out_plain_goes_out_again_sealed_once_a_key_is_taken() {
+    let mut w = World::new();
+    let Plain { store, locks, plain, relay_store, relay } = synced_plain(&mut w);
     let held = raw(&mut w, &relay_store);
     assert!(held.contains("zqpeanutx") && held.contains("zqcellox"), "synced plain first");
     // The same store under a key (its records migrated), and a message
@@ -389,14 +404,7 @@ fn what_went_out_plain_goes_out_again_sealed_once_a_key_is_taken() {
 #[test]
 fn a_plain_instance_beside_a_keyed_one_never_resends_plain() {
     let mut w = World::new();
-    let store = Rc::new(MemoryStore::new());
-    let locks = Rc::new(LocalLocks::default());
-    let plain = w.open(store.clone(), locks.clone(), "s", None);
-    let relay_store = Rc::new(MemoryStore::new());
-    let relay = Relay::new(relay_store.clone());
-    w.run(plain.remember(fact("Allergic to peanuts zqpeanutx"))).unwrap();
-    w.run(plain.add(said("My cello zqcellox needs new strings"))).unwrap();
-    w.run(plain.sync_with(&ToRelay(&relay), SESSIONS)).unwrap();
+    let Plain { store, locks, plain, relay_store, relay } = synced_plain(&mut w);
     let sealed = w.open_as(store.clone(), locks, "s", Some(&[5]), true);
     let report = w.run(sealed.sync_with(&ToRelay(&relay), SESSIONS)).unwrap();
     assert!(report.resent >= 2, "{report:?}");
