@@ -344,11 +344,43 @@ impl View {
             return;
         }
         let (root, child) = if ra < rb { (ra, rb) } else { (rb, ra) };
+        self.compress(a, &root);
+        self.compress(b, &root);
         let moved = self.links.get_mut(&child).map(|l| std::mem::take(&mut l.in_force));
         if let Some(moved) = moved.filter(|m| !m.is_empty()) {
             self.links.entry(root.clone()).or_default().in_force.extend(moved);
         }
         self.links.entry(child).or_default().parent = Some(root);
+    }
+
+    /// Points every memory on the way from `id` up to `root` at `root`:
+    /// a lineage of n versions would otherwise grow a path of up to n
+    /// links, walked for each memory a new version names. Which memory is
+    /// the root is unchanged, and the same operations in the same order
+    /// make the same forest.
+    fn compress(&mut self, id: &str, root: &str) {
+        let mut at = id.to_string();
+        while at != root {
+            let Some(links) = self.links.get_mut(&at) else { break };
+            match links.parent.replace(root.to_string()) {
+                Some(up) if up != at => at = up,
+                _ => break,
+            }
+        }
+    }
+
+    /// The longest way from a memory up to its lineage's root.
+    #[cfg(test)]
+    pub(crate) fn deepest_lineage(&self) -> usize {
+        let depth = |id: &String| {
+            let mut at = id;
+            let mut n = 0;
+            while let Some(up) = self.links.get(at).and_then(|l| l.parent.as_ref()).filter(|up| *up != at) {
+                (at, n) = (up, n + 1);
+            }
+            n
+        };
+        self.links.keys().map(depth).max().unwrap_or(0)
     }
 
     fn in_force_in(&self, id: &str) -> Vec<String> {
@@ -368,12 +400,15 @@ impl View {
     /// its place. One walk for them all: a new version names every version
     /// before it, so a walk of its own for each would go down a lineage of
     /// n versions n times, and a log of one long lineage would fold in
-    /// cubic time.
+    /// cubic time. The newest named first: the walk from each older one
+    /// then stops at the newer one it reached already (oldest first, each
+    /// walk went down the whole lineage again).
     fn heads_of(&self, ids: &[String]) -> Vec<String> {
         let (mut heads, mut seen) = (Vec::new(), BTreeSet::new());
-        for id in ids {
+        for id in ids.iter().rev() {
             self.walk_to_heads(id, &mut seen, &mut heads);
         }
+        heads.reverse();
         heads
     }
 
