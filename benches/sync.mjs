@@ -189,12 +189,13 @@ const distinct = await written(async (m) => {
   for (let i = 0; i < LINEAGE; i += 1000) await m.rememberMany(Array.from({ length: Math.min(1000, LINEAGE - i) }, () => ({ content: text() })));
 });
 const distinctDown = [];
+let distinctBytes = 0;
 for (let r = 0; r < RUNS; r++) {
   for (const line of lineages) {
     const m = await open(mapAdapter());
     const peer = await relayOn(copy(line.held.relayStore));
     const start = performance.now();
-    await m.sync((request) => peer.exchange(request));
+    line.bytes = (await m.sync((request) => peer.exchange(request))).bytesReceived;
     line.down.push(performance.now() - start);
     // Forgotten here (the memory in force, with its history), then the
     // forget reaches the device that wrote the lineage.
@@ -213,7 +214,7 @@ for (let r = 0; r < RUNS; r++) {
   const m = await open(mapAdapter());
   const peer = await relayOn(copy(distinct.relayStore));
   const start = performance.now();
-  await m.sync((request) => peer.exchange(request));
+  distinctBytes = (await m.sync((request) => peer.exchange(request))).bytesReceived;
   distinctDown.push(performance.now() - start);
   m.free();
   peer.free();
@@ -222,13 +223,15 @@ const L = LINEAGE.toLocaleString("en-US");
 console.table([
   ...lineages.flatMap((line) => [
     { what: `a new device downloads one memory's ${L} versions, told ${line.what} (ms)`, value: showSpread(line.down) },
+    { what: "  bytes it receives", value: line.bytes.toLocaleString("en-US") },
     { what: "  the forget of it reaches the device that wrote it (ms)", value: showSpread(line.forget) },
     { what: "  versions left there (resurrected)", value: line.resurrected },
   ]),
   { what: `a new device downloads ${L} distinct memories (ms)`, value: showSpread(distinctDown) },
+  { what: "  bytes it receives", value: distinctBytes.toLocaleString("en-US") },
 ]);
 const [single, batched] = lineages;
 console.log(JSON.stringify({ ...(json ?? {}), lineage: LINEAGE, lineage_download_ms: +median(single.down).toFixed(1),
   lineage_batched_download_ms: +median(batched.down).toFixed(1), distinct_download_ms: +median(distinctDown).toFixed(1),
   lineage_forget_ms: +median(single.forget).toFixed(1), lineage_batched_forget_ms: +median(batched.forget).toFixed(1),
-  lineage_resurrected: single.resurrected + batched.resurrected }));
+  lineage_resurrected: single.resurrected + batched.resurrected, lineage_batched_bytes: batched.bytes }));
