@@ -180,7 +180,8 @@ const lineageOf = (batch) => written(async (m) => {
 });
 // One at a time, as a person restates a fact; and in four batches, as an
 // import brings them (a batch's near-copies are related to what is in force,
-// not to each other, so each version names many).
+// not to each other: all of the first batch stay in force, and the next
+// batch's first version replaces them all).
 const lineages = [
   { what: "one at a time", held: await lineageOf(1), down: [], forget: [], resurrected: 0 },
   { what: "in four batches", held: await lineageOf(Math.ceil(LINEAGE / 4)), down: [], forget: [], resurrected: 0 },

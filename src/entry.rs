@@ -422,6 +422,16 @@ pub fn validate_name(what: &str, id: &str) -> Result<()> {
 }
 
 impl MemoryEntry {
+    /// Provenance accumulates: a memory that replaces others stands for
+    /// what they were drawn from too.
+    pub fn add_sources(&mut self, sources: &[String]) {
+        for source in sources {
+            if !self.sources.contains(source) {
+                self.sources.push(source.clone());
+            }
+        }
+    }
+
     /// Oldest first, ties by id: the one order of listings and exports.
     pub fn by_time(a: &&MemoryEntry, b: &&MemoryEntry) -> std::cmp::Ordering {
         a.timestamp.cmp(&b.timestamp).then_with(|| a.id.cmp(&b.id))

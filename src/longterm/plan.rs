@@ -136,7 +136,16 @@ impl Probes {
         let mut batch: Vec<(Fingerprint, &MemoryEntry)> = Vec::new();
         let mut batch_probes: Vec<Probe> = Vec::new();
         let mut near = Vec::new();
-        'entries: for entry in entries {
+        // What an earlier entry of the list replaced, to that entry's
+        // position. A later entry replacing the same names that entry
+        // instead: the fold makes it replace the head of that lineage
+        // either way, so the view is the same, and a list restating a list
+        // names one memory per entry, not the whole earlier list each.
+        let mut taken: HashMap<String, u32> = HashMap::default();
+        // Each entry's sources, with those of what it replaced.
+        let mut sources: Vec<Vec<String>> = Vec::with_capacity(entries.len());
+        'entries: for (at, entry) in entries.iter().enumerate() {
+            sources.push(entry.sources.clone());
             let fp = Fingerprint::new(&entry.content);
             let probe = Probe::new(&fp, &entry.scope);
             // The memories the probes cannot rule out, newest first, so a
@@ -177,11 +186,27 @@ impl Probes {
                     continue 'entries;
                 }
             }
-            if replaced.is_empty() {
-                new_entries.push(entry.clone());
-                outcomes.push(Some(Remembered::Stored { entry: entry.clone() }));
+            let mut named: Vec<String> = Vec::with_capacity(replaced.len());
+            let mut new = entry.clone();
+            for id in replaced {
+                let (head, by) = head_in(&mut taken, entries, id);
+                if !named.contains(&head) {
+                    match by {
+                        Some(k) => new.add_sources(&sources[k]),
+                        None => new.add_sources(view.get(&head).map_or(&[][..], |e| &e.sources)),
+                    }
+                    named.push(head);
+                }
+            }
+            for id in &named {
+                taken.insert(id.clone(), at as u32);
+            }
+            if named.is_empty() {
+                new_entries.push(new.clone());
+                outcomes.push(Some(Remembered::Stored { entry: new }));
             } else {
-                supersessions.push((outcomes.len(), entry.clone(), replaced, change));
+                sources[at] = new.sources.clone();
+                supersessions.push((outcomes.len(), new, named, change));
                 outcomes.push(None);
             }
             batch.push((fp, entry));
@@ -189,4 +214,19 @@ impl Probes {
         }
         Plan { outcomes, new_entries, supersessions }
     }
+}
+
+/// The memory that now stands where `id` stood: the list entry that last
+/// took its place, with its position, or `id` itself. Each id walked is
+/// pointed at the entry found, so a chain is walked once.
+fn head_in(taken: &mut HashMap<String, u32>, entries: &[MemoryEntry], id: String) -> (String, Option<usize>) {
+    let mut by = None;
+    while let Some(&k) = taken.get(by.map_or(&id, |k: usize| &entries[k].id)) {
+        by = Some(k as usize);
+    }
+    if let Some(k) = by {
+        taken.insert(id, k as u32);
+        return (entries[k].id.clone(), by);
+    }
+    (id, None)
 }

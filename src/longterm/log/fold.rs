@@ -200,9 +200,7 @@ impl View {
         let key = said(&e.scope, &e.content);
         let mut replaced = self.heads_of(replaces);
         replaced.retain(|head| *head != e.id);
-        for old in replaces {
-            self.join(&e.id, old);
-        }
+        self.join_all(&e.id, replaces);
         // What it replaces has left force meanwhile (undone, forgotten):
         // what is in force in its lineage now stands in its place, so a
         // lineage never keeps two.
@@ -264,9 +262,7 @@ impl View {
     /// what it replaced stays replaced (forgetting a new value does not
     /// bring the old one back).
     fn erased(&mut self, id: &str, replaces: &[String], stamp: Stamp) {
-        for old in replaces {
-            self.join(id, old);
-        }
+        self.join_all(id, replaces);
         for head in self.heads_of(replaces) {
             if head != id {
                 self.leave_force(&head, Some(id), stamp);
@@ -294,9 +290,7 @@ impl View {
             .get(SUPERSEDES)
             .map(|s| s.split(',').filter(|id| !id.is_empty()).map(str::to_string).collect())
             .unwrap_or_default();
-        for old in &replaces {
-            self.join(&e.id, old);
-        }
+        self.join_all(&e.id, &replaces);
         if let Some(by) = e.superseded_by.clone() {
             self.join(&e.id, &by);
         }
@@ -351,6 +345,19 @@ impl View {
             self.links.entry(root.clone()).or_default().in_force.extend(moved);
         }
         self.links.entry(child).or_default().parent = Some(root);
+    }
+
+    /// Joins `id` with each of `ids`, the smallest first: each root then
+    /// joins under the first one's, which the join points it at. Joined
+    /// largest first, each would become the parent of the root before it,
+    /// a path as long as the list that no later join walks (a version
+    /// naming a batch of 60 versions, newest first, made a path of 59).
+    fn join_all(&mut self, id: &str, ids: &[String]) {
+        let mut ids: Vec<&String> = ids.iter().collect();
+        crate::order::sort(&mut ids);
+        for old in ids {
+            self.join(id, old);
+        }
     }
 
     /// Points every memory on the way from `id` up to `root` at `root`:

@@ -326,7 +326,6 @@ impl Records {
                 let why = serde_json::to_value(c).ok().and_then(|v| v.as_str().map(str::to_string));
                 entry.metadata.insert("change".into(), why.unwrap_or_default());
             }
-            self.with_sources_of(&mut entry, &replaced);
             superseding.push((at, entry.id.clone(), replaced.clone(), change));
             actions.push(Action::Supersede { entry, replaces: replaced });
         }
@@ -337,11 +336,7 @@ impl Records {
     /// now stands for too.
     fn with_sources_of(&self, new: &mut MemoryEntry, old_ids: &[String]) {
         for id in old_ids {
-            for source in self.log.view().get(id).map(|e| e.sources.clone()).unwrap_or_default() {
-                if !new.sources.contains(&source) {
-                    new.sources.push(source);
-                }
-            }
+            new.add_sources(self.log.view().get(id).map_or(&[][..], |e| &e.sources));
         }
     }
 

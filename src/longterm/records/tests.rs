@@ -654,19 +654,51 @@ fn a_forget_takes_the_text_out_of_a_chunk_another_instance_folded() {
 
 #[test]
 fn versions_remembered_in_batches_keep_their_lineage_shallow() {
-    // A batch's near-copies each name what was in force and the versions
-    // before them: without path compression the lineage's forest grew a
-    // path as long as the batch, walked for every version named (a fold of
-    // 2,000 such versions took seconds).
+    // A batch's near-copies are all in force after it, and the next batch
+    // replaces them. Each version naming all of them made the log
+    // quadratic; a version naming a batch newest first, or without path
+    // compression, grew the lineage's forest a path as long as the batch,
+    // walked for every version named (a fold of 2,000 took seconds).
     let env = Env::new();
     let mut lt = env.open();
+    let mut outcomes = Vec::new();
     for b in 0..4 {
-        let said = |k| env.fact(&format!("Saved {} euros towards the trip to Porto this month", b * 60 + k));
-        block_on(lt.remember_many((0..60).map(said).collect())).unwrap();
+        let said = |k| MemoryEntry {
+            sources: vec![format!("message {b}-{k}")],
+            ..env.fact(&format!("Saved {} euros towards the trip to Porto this month", b * 60 + k))
+        };
+        outcomes.push(block_on(lt.remember_many((0..60).map(said).collect())).unwrap());
     }
     let view = lt.log.view();
     assert_eq!(view.in_force().count(), 1);
     assert_eq!(view.memories().count(), 240);
+    // The first version of a batch names the whole batch before it; each
+    // later one names the version before it (the head the fold would have
+    // made it replace), so the log grows with the versions, not their square.
+    let named: Vec<usize> = outcomes[1]
+        .iter()
+        .map(|o| match o {
+            Remembered::Superseded { superseded, .. } => superseded.len(),
+            other => panic!("not a supersession: {other:?}"),
+        })
+        .collect();
+    assert_eq!(named[0], 60);
+    assert!(named[1..].iter().all(|&n| n == 1), "{named:?}");
+    let links: usize = lt
+        .log
+        .ops()
+        .map(|(_, op)| match &op.action {
+            Action::Supersede { replaces, .. } => replaces.len(),
+            _ => 0,
+        })
+        .sum();
+    // The second batch: 60 for its first version, then one each; after
+    // it, one version is in force, so each later batch names 60 in all.
+    assert_eq!(links, 60 + 59 + 2 * 60);
+    // The newest version in force stands for every version's sources.
+    let head = view.in_force().next().unwrap();
+    assert_eq!(head.content, "Saved 239 euros towards the trip to Porto this month");
+    assert_eq!(head.sources.len(), 240);
     assert!(view.deepest_lineage() <= 3, "a lineage path of {}", view.deepest_lineage());
     // Folded again from the set, it is the same view, just as shallow.
     let again = crate::longterm::log::View::of(lt.log.ops().map(|(_, op)| op));
