@@ -25,6 +25,11 @@ impl Fnv64 {
     pub fn finish(&self) -> u64 {
         self.0
     }
+
+    /// The hash of `bytes` fed at once.
+    pub fn of(bytes: &[u8]) -> u64 {
+        Fnv64::default().feed(bytes).finish()
+    }
 }
 
 /// FNV-1a, 32 bits: the checksum of a tokenizer pack (its format fixes it).

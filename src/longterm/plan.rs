@@ -77,9 +77,13 @@ impl Probes {
         }
     }
 
-    /// Any memory may have changed.
+    /// Any memory may have changed (a view folded again, a reload): the
+    /// probes are made whole at the next plan, from the fingerprints held
+    /// where a memory's text is what they were made of (made anew, they
+    /// cost a pass of text analysis over every memory in force).
     pub fn reset(&mut self) {
-        *self = Probes::new();
+        let fingerprints = std::mem::take(&mut self.fingerprints);
+        *self = Probes { fingerprints, ..Probes::new() };
     }
 
     fn drop_probe(&mut self, id: &str) {
@@ -103,8 +107,12 @@ impl Probes {
 
     fn catch_up(&mut self, view: &View) {
         if self.stale {
+            let mut held = std::mem::take(&mut self.fingerprints);
             *self = Probes::default();
             for e in view.in_force() {
+                if let Some(fp) = held.remove(&e.id).filter(|fp| fp.is_of(&e.content)) {
+                    self.fingerprints.insert(e.id.clone(), fp);
+                }
                 self.add(e);
             }
             return;

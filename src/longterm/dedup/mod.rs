@@ -16,6 +16,8 @@ pub use probe::{may_relate, related, Probe};
 
 use serde::{Deserialize, Serialize};
 
+use crate::hash::Fnv64;
+
 /// Thresholds, with the design's defaults.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
@@ -140,6 +142,9 @@ pub struct Fingerprint {
     /// Fewer than two non-space characters: no real bigram to compare.
     one_char: bool,
     details: Details,
+    /// A hash of the text it was made of, to tell it still stands for a
+    /// memory's text without making it again.
+    text: u64,
 }
 
 fn bloom(bigrams: &[u64]) -> [u64; 4] {
@@ -209,7 +214,22 @@ impl Fingerprint {
         let bigrams = bigrams(&normalized);
         let bloom = bloom(&bigrams);
         let one_char = normalized.chars().filter(|c| !c.is_whitespace()).count() < 2;
-        Fingerprint { normalized, chars, bigrams, histogram, bloom, one_char, details: Details::new(text) }
+        let details = Details::new(text);
+        Fingerprint {
+            normalized,
+            chars,
+            bigrams,
+            histogram,
+            bloom,
+            one_char,
+            details,
+            text: Fnv64::of(text.as_bytes()),
+        }
+    }
+
+    /// Whether it was made of `text`.
+    pub fn is_of(&self, text: &str) -> bool {
+        self.text == Fnv64::of(text.as_bytes())
     }
 }
 

@@ -68,6 +68,9 @@ pub struct View {
     /// Ids whose memory changed since [`View::take_touched`] (not part of
     /// what the view is).
     touched: Touched,
+    /// Each text's slot, by a hash of the text (not part of what the view
+    /// is).
+    slot_of: Slots,
 }
 
 /// What the fold knows of a memory besides its entry.
@@ -94,6 +97,44 @@ impl PartialEq for Touched {
     }
 }
 
+/// Each text's slot ([`Details::slot`]) as a fold found it, by a hash of
+/// the text: a view folded again (operations that arrived out of order, as
+/// a sync brings them) would otherwise analyse every memory's text anew.
+/// What a fold read (`now`) is what the next one looks up (`before`,
+/// sorted), so it holds the texts of one fold. Sorted vectors: a hash map
+/// of these cost the wasm a copy of the map's code.
+#[derive(Debug, Clone, Default)]
+struct Slots {
+    now: Vec<(u64, Option<u64>)>,
+    before: Vec<(u64, Option<u64>)>,
+}
+
+impl PartialEq for Slots {
+    fn eq(&self, _: &Slots) -> bool {
+        true
+    }
+}
+
+impl Slots {
+    fn of(&mut self, content: &str) -> Option<u64> {
+        let key = Fnv64::of(content.as_bytes());
+        let slot = match self.before.binary_search_by(|(k, _)| k.cmp(&key)) {
+            Ok(at) => self.before[at].1,
+            Err(_) => Details::new(content).slot(),
+        };
+        self.now.push((key, slot));
+        slot
+    }
+
+    /// What the next fold looks up.
+    fn for_next(self) -> Slots {
+        let mut before = self.now;
+        crate::order::sort_by(&mut before, |a, b| a.0.cmp(&b.0));
+        before.dedup_by(|a, b| a.0 == b.0);
+        Slots { now: Vec::with_capacity(before.len()), before }
+    }
+}
+
 /// The key of what a memory says: its scope and normalized text.
 fn said(scope: &Scope, content: &str) -> u64 {
     let mut h = Fnv64::default();
@@ -107,14 +148,15 @@ impl View {
         let mut sorted: Vec<(OpId, &Op)> = ops.into_iter().map(|op| (op.id(), op)).collect();
         crate::order::sort_by(&mut sorted, |a, b| a.0.cmp(&b.0));
         sorted.dedup_by(|a, b| a.0 == b.0);
-        View::of_sorted(sorted.iter().map(|(_, op)| *op))
+        View::of_sorted(sorted.iter().map(|(_, op)| *op), Slots::default())
     }
 
     /// The view of `ops`, given in id order without duplicates.
-    fn of_sorted<'a>(ops: impl Iterator<Item = &'a Op> + Clone) -> View {
+    fn of_sorted<'a>(ops: impl Iterator<Item = &'a Op> + Clone, slot_of: Slots) -> View {
         let purges = ops.clone().filter(|op| matches!(op.action, Action::Purge));
         let purged = purges.map(|op| op.stamp.clock).max().unwrap_or(0);
-        let mut view = View { purged, ..View::default() };
+        let slot_of = slot_of.for_next();
+        let mut view = View { purged, slot_of, ..View::default() };
         let ops = ops.filter(move |op| op.stamp.clock >= purged);
         // What is forgotten is known first: nothing writing it counts.
         for op in ops.clone() {
@@ -231,7 +273,7 @@ impl View {
         // see it. The later replaces it, as a supersession would.
         let slot = match e.temporal {
             Some(Temporal::Event) => None,
-            _ => Details::new(&e.content).slot().map(|s| {
+            _ => self.slot_of.of(&e.content).map(|s| {
                 Fnv64::default().feed(e.scope.to_string().as_bytes()).feed(&s.to_le_bytes()).finish()
             }),
         };
@@ -574,8 +616,7 @@ impl Log {
         if refold {
             crate::order::sort_by(&mut self.ops, |a, b| a.0.cmp(&b.0));
             self.ops.dedup_by(|a, b| a.0 == b.0);
-            self.view = View::of_sorted(self.ops.iter().map(|(_, op)| op));
-            self.refolded = true;
+            self.fold_again();
         }
         self.ops.len() - held
     }
@@ -622,9 +663,16 @@ impl Log {
             }
         }
         crate::order::sort(&mut ids);
-        self.view = View::of_sorted(self.ops.iter().map(|(_, op)| op));
-        self.refolded = true;
+        self.fold_again();
         ids
+    }
+
+    /// Makes the view again from the operations (the slots the last fold
+    /// found kept for this one).
+    fn fold_again(&mut self) {
+        let slots = std::mem::take(&mut self.view.slot_of);
+        self.view = View::of_sorted(self.ops.iter().map(|(_, op)| op), slots);
+        self.refolded = true;
     }
 
     pub fn get(&self, id: &OpId) -> Option<&Op> {
