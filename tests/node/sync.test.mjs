@@ -136,3 +136,25 @@ test("relay to relay: two relays sync their sealed items, so a device on each se
   await assert.rejects(eu.sync(async () => { throw undefined; }), (e) => e.code === "SYNC_TRANSPORT");
   for (const x of [a, b, eu, us]) x.free();
 });
+
+test("lists that restate lists of versions: each version names one, and a new device gets one memory in force with its history", async () => {
+  const [store, relayStore, fresh] = [mapAdapter(), mapAdapter(), mapAdapter()];
+  const m = await open(store);
+  const relay = await am.SyncRelay.open({ store: relayStore, namespace: "sync-user" });
+  const said = (i) => ({ content: `Saved ${i} euros towards the trip to Porto this month`, sources: [`msg-${i}`] });
+  const outcomes = [];
+  for (let b = 0; b < 3; b++) outcomes.push(await m.rememberMany(Array.from({ length: 20 }, (_, k) => said(b * 20 + k))));
+  // The second list: its first version replaces the first list's 20, each
+  // later one the version of its own list before it.
+  const named = outcomes[1].map((o) => (o.outcome === "superseded" ? o.superseded.length : -1));
+  assert.deepEqual(named, [20, ...Array(19).fill(1)]);
+  const [head] = await m.memories();
+  assert.equal(head.content, "Saved 59 euros towards the trip to Porto this month");
+  assert.equal(head.sources.length, 60, "the version in force stands for every version's messages");
+  await m.sync((request) => relay.exchange(request));
+  const device = await open(fresh);
+  const report = await device.sync((request) => relay.exchange(request));
+  assert.ok(report.bytesReceived < 60 * 1500, `${report.bytesReceived} bytes for 60 versions`);
+  assert.deepEqual((await device.memories()).map((e) => e.content), [head.content]);
+  assert.equal((await device.history(head.id)).length, 60);
+});
