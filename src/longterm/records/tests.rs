@@ -736,3 +736,44 @@ fn versions_remembered_in_batches_keep_their_lineage_shallow() {
     assert_eq!(&again, view);
     assert!(again.deepest_lineage() <= 3);
 }
+
+#[test]
+fn random_lists_of_versions_fold_to_the_view_they_wrote_and_name_what_is_held() {
+    // Lists of near-copies, states and unrelated facts in random sizes:
+    // what each list names is a memory held (in the view or written in the
+    // same list), the view folded again from the log is the one kept, and
+    // another instance opened on the store reads the same.
+    let env = Env::new();
+    let mut lt = env.open();
+    let mut next = crate::seeded::picker(0x11575);
+    let mut named_in_list = 0;
+    let texts = |k: usize, n: usize| match k {
+        0 => format!("Saved {n} euros towards the trip to Porto this month"),
+        1 => format!("The user has {} kids", n % 5 + 1),
+        2 => format!("The user lives in {}", ["Lisbon", "Porto", "Braga", "Faro"][n % 4]),
+        _ => format!("Fact number {n} about the garden shed and its roof"),
+    };
+    for round in 0..30 {
+        let list: Vec<MemoryEntry> = (0..1 + next(12)).map(|_| env.fact(&texts(next(4), next(40)))).collect();
+        let ids: Vec<String> = list.iter().map(|e| e.id.clone()).collect();
+        let outcomes = block_on(lt.remember_many(list)).unwrap();
+        let view = lt.log.view();
+        for o in &outcomes {
+            if let Remembered::Superseded { superseded, .. } = o {
+                for id in superseded {
+                    assert!(
+                        view.get(id).is_some() || ids.contains(id),
+                        "round {round}: {id} names nothing held"
+                    );
+                    named_in_list += usize::from(ids.contains(id));
+                }
+            }
+        }
+        let again = crate::longterm::log::View::of(lt.log.ops().map(|(_, op)| op));
+        assert_eq!(&again, view, "round {round}");
+        assert!(view.deepest_lineage() <= 3, "round {round}: a lineage path of {}", view.deepest_lineage());
+    }
+    assert!(named_in_list > 10, "lists named their own earlier versions {named_in_list} times");
+    let other = env.open();
+    assert_eq!(other.log.view(), lt.log.view());
+}
