@@ -147,8 +147,10 @@ impl Probes {
         // What an earlier entry of the list replaced, to that entry's
         // position. A later entry replacing the same names that entry
         // instead: the fold makes it replace the head of that lineage
-        // either way, so the view is the same, and a list restating a list
-        // names one memory per entry, not the whole earlier list each.
+        // either way (the same memories stay in force; history reads as if
+        // the list's versions came one after another), and a list
+        // restating a list names one memory per entry, not the whole
+        // earlier list each.
         let mut taken: HashMap<String, u32> = HashMap::default();
         // Each entry's sources, with those of what it replaced.
         let mut sources: Vec<Vec<String>> = Vec::with_capacity(entries.len());
@@ -226,11 +228,16 @@ impl Probes {
 
 /// The memory that now stands where `id` stood: the list entry that last
 /// took its place, with its position, or `id` itself. Each id walked is
-/// pointed at the entry found, so a chain is walked once.
+/// pointed at the entry found, so a chain is walked once. A step per entry
+/// at most: a list may repeat an id, or reuse the id of what it replaces
+/// (a Rust caller's own ids), which would otherwise walk in a circle.
 fn head_in(taken: &mut HashMap<String, u32>, entries: &[MemoryEntry], id: String) -> (String, Option<usize>) {
     let mut by = None;
-    while let Some(&k) = taken.get(by.map_or(&id, |k: usize| &entries[k].id)) {
-        by = Some(k as usize);
+    for _ in 0..entries.len() {
+        match taken.get(by.map_or(&id, |k: usize| &entries[k].id)) {
+            Some(&k) if by != Some(k as usize) => by = Some(k as usize),
+            _ => break,
+        }
     }
     if let Some(k) = by {
         taken.insert(id, k as u32);

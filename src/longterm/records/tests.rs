@@ -739,10 +739,11 @@ fn versions_remembered_in_batches_keep_their_lineage_shallow() {
 
 #[test]
 fn random_lists_of_versions_fold_to_the_view_they_wrote_and_name_what_is_held() {
-    // Lists of near-copies, states and unrelated facts in random sizes:
-    // what each list names is a memory held (in the view or written in the
-    // same list), the view folded again from the log is the one kept, and
-    // another instance opened on the store reads the same.
+    // Lists of near-copies, states and unrelated facts in random sizes,
+    // with undos and forgets between them: what each list names is a
+    // memory held (in the view or written in the same list), the view
+    // folded again from the log is the one kept, and another instance
+    // opened on the store reads the same.
     let env = Env::new();
     let mut lt = env.open();
     let mut next = crate::seeded::picker(0x11575);
@@ -769,6 +770,20 @@ fn random_lists_of_versions_fold_to_the_view_they_wrote_and_name_what_is_held() 
                 }
             }
         }
+        // Now and then an undo of a list's supersession, or a forget.
+        let last = outcomes.iter().rev().find_map(|o| match o {
+            Remembered::Superseded { entry, .. } => Some(entry.id.clone()),
+            _ => None,
+        });
+        match (round % 5, last) {
+            (2, Some(id)) => block_on(lt.undo(&id)).unwrap(),
+            (4, _) => {
+                let ids: Vec<String> = lt.log.view().in_force().map(|e| e.id.clone()).collect();
+                block_on(lt.forget(&ids[next(ids.len())])).unwrap();
+            }
+            _ => {}
+        }
+        let view = lt.log.view();
         let again = crate::longterm::log::View::of(lt.log.ops().map(|(_, op)| op));
         assert_eq!(&again, view, "round {round}");
         assert!(view.deepest_lineage() <= 3, "round {round}: a lineage path of {}", view.deepest_lineage());
@@ -776,4 +791,28 @@ fn random_lists_of_versions_fold_to_the_view_they_wrote_and_name_what_is_held() 
     assert!(named_in_list > 10, "lists named their own earlier versions {named_in_list} times");
     let other = env.open();
     assert_eq!(other.log.view(), lt.log.view());
+}
+
+#[test]
+fn a_list_repeating_an_id_or_reusing_the_one_it_replaces_is_planned_and_written() {
+    // Ids a Rust caller chose: a list that names one id twice, and an
+    // entry under the id of the memory it replaces. The plan's walk from
+    // a replaced memory to the entry standing there must end.
+    let env = Env::new();
+    let mut lt = env.open();
+    let saved = |n: u32| env.fact(&format!("Saved {n} euros towards the trip to Porto this month"));
+    let x = saved(5);
+    block_on(lt.remember(x.clone())).unwrap();
+    let twice = saved(6);
+    let list = vec![twice.clone(), MemoryEntry { id: twice.id.clone(), ..saved(7) }, saved(8)];
+    assert_eq!(block_on(lt.remember_many(list)).unwrap().len(), 3);
+    let head = lt.log.view().in_force().next().unwrap().clone();
+    let fuller = MemoryEntry {
+        id: head.id.clone(),
+        ..env.fact("Saved 8 euros towards the trip to Porto this month, and 3 more on Friday")
+    };
+    let list = vec![fuller, saved(9)];
+    assert_eq!(block_on(lt.remember_many(list)).unwrap().len(), 2);
+    let again = crate::longterm::log::View::of(lt.log.ops().map(|(_, op)| op));
+    assert_eq!(&again, lt.log.view());
 }
