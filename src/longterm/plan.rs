@@ -152,10 +152,10 @@ impl Probes {
         // restating a list names one memory per entry, not the whole
         // earlier list each.
         let mut taken: HashMap<String, u32> = HashMap::default();
-        // Each entry's sources, with those of what it replaced.
-        let mut sources: Vec<Vec<String>> = Vec::with_capacity(entries.len());
+        // The sources of each entry that replaced others, with theirs
+        // (what a later entry naming it stands for too); empty elsewhere.
+        let mut sources: Vec<Vec<String>> = vec![Vec::new(); entries.len()];
         'entries: for (at, entry) in entries.iter().enumerate() {
-            sources.push(entry.sources.clone());
             let fp = Fingerprint::new(&entry.content);
             let probe = Probe::new(&fp, &entry.scope);
             // The memories the probes cannot rule out, newest first, so a
