@@ -19,7 +19,7 @@ pub mod dedup;
 #[cfg(not(test))]
 pub use agent_memory_hot::longterm::dedup;
 mod episodes;
-mod lines;
+pub(crate) mod lines;
 pub mod log;
 mod plan;
 pub mod records;
@@ -377,6 +377,14 @@ impl LongTermMemory {
             self.damage.report(&format!("sync/{}", id.as_str()), why);
         }
         Ok((rejected.len() as u32, conflicts))
+    }
+
+    /// Drops the operations listed as `items`, deleted at the peer since
+    /// the two last held them alike ([`crate::sync::held`]).
+    pub async fn drop_items(&mut self, items: &[crate::sync::ItemId]) -> Result<()> {
+        let dropped = self.records.drop_items(items).await;
+        self.sync().await?;
+        dropped
     }
 
     /// Reloads when another tab changed the store.

@@ -95,13 +95,18 @@ impl<'a> Side<'a> {
         id[24] & FAMILY == KIND_SESSION
     }
 
-    /// Lands session items ([`replica::receive`]) under the namespace lock,
-    /// then brings this instance's window and recall up to date. Gives the
-    /// count rejected.
-    async fn take_sessions(&self, records: Vec<Record>) -> Result<u32> {
+    /// Lands session items ([`replica::receive`]), or drops those `gone`
+    /// ([`replica::drop_items`]), under the namespace lock, then brings
+    /// this instance's window and recall up to date. Gives the count
+    /// rejected.
+    async fn take_sessions(&self, records: Vec<Record>, gone: &[ItemId]) -> Result<u32> {
         let inner = &self.memory.inner;
         let _held = inner.lock.acquire().await?;
-        let got = replica::receive(inner.sealed.as_ref(), records).await?;
+        let store = inner.sealed.as_ref();
+        let got = match gone {
+            [] => replica::receive(store, records).await?,
+            _ => replica::drop_items(store, gone).await?,
+        };
         for (id, why) in &got.rejected {
             inner.damage.report(&format!("sync/{}", crate::base64::hex(id)), why);
         }
@@ -166,6 +171,25 @@ impl Replica for Side<'_> {
         })
     }
 
+    fn held_store(&self) -> Option<&dyn Store> {
+        Some(self.memory.inner.sealed.as_ref())
+    }
+
+    /// Drops what the peer deleted since the two last held it alike: out
+    /// of the log, and out of the sessions, their windows and recall.
+    fn drop_gone(&self, ids: Vec<ItemId>) -> LocalBoxFuture<'_, Result<()>> {
+        Box::pin(async move {
+            let (sessions, ops): (Vec<ItemId>, Vec<ItemId>) = ids.into_iter().partition(Self::is_session);
+            if !ops.is_empty() {
+                self.memory.write(async |r: &mut LongTermMemory| r.drop_items(&ops).await).await?;
+            }
+            if !sessions.is_empty() {
+                self.take_sessions(Vec::new(), &sessions).await?;
+            }
+            Ok(())
+        })
+    }
+
     fn write(&self, records: Vec<Record>) -> LocalBoxFuture<'_, Result<u32>> {
         Box::pin(async move {
             let inner = &self.memory.inner;
@@ -197,7 +221,7 @@ impl Replica for Side<'_> {
                 news.filter(|id| id[24] & ERASED == 0).map(|id| now.saturating_sub(timestamp(id))).max();
             self.lag_ms.set(self.lag_ms.get().max(lag.unwrap_or(0)));
             if !session_items.is_empty() {
-                rejected += self.take_sessions(session_items).await?;
+                rejected += self.take_sessions(session_items, &[]).await?;
             }
             if lines.is_empty() {
                 return Ok(rejected);

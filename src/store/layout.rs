@@ -24,6 +24,9 @@
 //! sync/item/<id hex>                   a relay's item (base64 of its bytes), never a memory's
 //! sync/mark                            a relay's last write: unchanged, no new item
 //! sync/sent                            the seal a memory's items went out under, and their families
+//! sync/id                              a relay's id, random, named in its answers
+//! sync/born/<ms>/<id hex>              when a relay took a tombstone (collected after its horizon)
+//! sync/held/<peer>/<part>              the items held alike with a peer at the last complete sync
 //! ```
 //!
 //! Ids put into keys are checked where they are made or taken in: memory
@@ -55,6 +58,23 @@ pub const SYNC_MARK_KEY: &str = "sync/mark";
 /// A memory's record of the seal (a key id, or plain) its items last went
 /// out under by sync, and their families ([`crate::memory`]'s sync).
 pub const SYNC_SENT_KEY: &str = "sync/sent";
+/// A relay's id ([`crate::sync::Replica::peer_id`]).
+pub const SYNC_ID_KEY: &str = "sync/id";
+/// When a relay took each tombstone, in order of arrival.
+pub const SYNC_BORN_PREFIX: &str = "sync/born/";
+
+pub fn born_key(ms: u64, id_hex: &str) -> String {
+    format!("{SYNC_BORN_PREFIX}{ms:016x}/{id_hex}")
+}
+
+/// Where a side keeps what it held alike with `peer` ([`crate::sync::held`]).
+pub fn held_prefix(peer: u64) -> String {
+    format!("sync/held/{peer:016x}/")
+}
+
+pub fn held_key(peer: u64, part: usize) -> String {
+    format!("sync/held/{peer:016x}/{part:03}")
+}
 
 /// Every record of `writer`'s writes lives under this prefix.
 pub fn log_writer_prefix(writer: u64) -> String {

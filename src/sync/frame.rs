@@ -10,7 +10,10 @@
 //! memory alone is a version 2 frame ending with one byte more, the
 //! families ([`crate::sync::Families`]). Version 3 adds a byte after the
 //! families, flags: bit 0, the records replace the peer's copies of the
-//! same ids (a device resending its items sealed under a new key). Every
+//! same ids (a device resending its items sealed under a new key); bit 1,
+//! the sender asks the peer's id. Version 4 adds that id: a response to a
+//! request asking for it ends with 8 bytes more, the answering side's id
+//! ([`crate::sync::Replica::peer_id`]), when it has one. Every
 //! other frame is written as the oldest version that holds it, byte for
 //! byte as before, so a device syncing long-term memory and a relay of
 //! any version understand each other, and an older relay answers a
@@ -25,16 +28,20 @@ use crate::sync::{Families, ItemId, Record, ID_LEN, LONG_TERM_ONLY};
 
 const MAGIC: &[u8; 2] = b"AM";
 /// The newest version of the protocol this library speaks (it reads 1 to
-/// 3). A peer speaking another gets [`ErrorCode::SyncVersion`].
-pub const PROTOCOL_VERSION: u8 = 3;
+/// 4). A peer speaking another gets [`ErrorCode::SyncVersion`].
+pub const PROTOCOL_VERSION: u8 = 4;
 /// The version before families: long-term memory only.
 const FIRST_VERSION: u8 = 1;
 /// The version of families.
 const FAMILIES_VERSION: u8 = 2;
 /// The version of flags.
 const FLAGS_VERSION: u8 = 3;
+/// The version of a response naming its side.
+const PEER_VERSION: u8 = 4;
 /// The flag of records that replace the peer's copies.
 const REPLACE: u8 = 1;
+/// The flag of a request asking the peer's id.
+const ASK_ID: u8 = 2;
 /// The largest frame either side sends or reads (a WebSocket message of a
 /// Durable Object may be 1 MiB).
 pub const MAX_FRAME: usize = 1 << 20;
@@ -65,6 +72,10 @@ pub struct Frame {
     /// The records replace the peer's copies of the same ids (requests
     /// only).
     pub replace: bool,
+    /// Requests: the sender asks the peer's id; responses: the answering
+    /// side's id, if it has one and was asked.
+    pub ask_id: bool,
+    pub peer: Option<u64>,
 }
 
 /// What a record costs in a frame.
@@ -163,6 +174,8 @@ impl Frame {
             cut: false,
             families: LONG_TERM_ONLY,
             replace: false,
+            ask_id: false,
+            peer: None,
         }
     }
 
@@ -170,7 +183,8 @@ impl Frame {
     fn version(&self) -> u8 {
         match self.kind {
             Kind::Version => PROTOCOL_VERSION,
-            Kind::Request if self.replace => FLAGS_VERSION,
+            Kind::Response if self.peer.is_some() => PEER_VERSION,
+            Kind::Request if self.replace || self.ask_id => FLAGS_VERSION,
             Kind::Request if self.families != LONG_TERM_ONLY => FAMILIES_VERSION,
             _ => FIRST_VERSION,
         }
@@ -200,10 +214,13 @@ impl Frame {
         }
         if self.kind == Kind::Response {
             out.push(u8::from(self.cut));
+            if let Some(peer) = self.peer {
+                out.extend_from_slice(&peer.to_be_bytes());
+            }
         } else if version >= FAMILIES_VERSION {
             out.push(self.families);
             if version >= FLAGS_VERSION {
-                out.push(if self.replace { REPLACE } else { 0 });
+                out.push((u8::from(self.replace) * REPLACE) | (u8::from(self.ask_id) * ASK_ID));
             }
         }
         out
@@ -254,10 +271,14 @@ impl Frame {
         }
         if kind == Kind::Response {
             frame.cut = r.bytes(1)?[0] == 1;
+            if version >= PEER_VERSION {
+                frame.peer = Some(u64::from_be_bytes(r.bytes(8)?.try_into().expect("8 bytes")));
+            }
         } else if version >= FAMILIES_VERSION {
             frame.families = r.bytes(1)?[0];
             if version >= FLAGS_VERSION {
-                frame.replace = r.bytes(1)?[0] & REPLACE != 0;
+                let flags = r.bytes(1)?[0];
+                (frame.replace, frame.ask_id) = (flags & REPLACE != 0, flags & ASK_ID != 0);
             }
         }
         if !r.0.is_empty() {

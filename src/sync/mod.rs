@@ -26,9 +26,9 @@
 //! An item id: the first 8 bytes are a big-endian hybrid logical clock
 //! whose top 48 bits are milliseconds (the reconciliation's timestamp),
 //! then the writer (8 bytes), the content hash (8), the item's kind (1),
-//! and zeros. The kind is a family (its low 6 bits: 1, long-term memory;
-//! 2, sessions' messages and summaries)
-//! and two flags a relay acts on without reading any item:
+//! and zeros. The kind is a family (its low 5 bits: 1, long-term memory;
+//! 2, sessions' messages and summaries) and three flags a relay acts on
+//! without reading any item:
 //!
 //! - [`ERASED`]: what is left of an item once its content was deleted (a
 //!   forgotten memory's write, a judged mark run out), with the clock,
@@ -38,21 +38,33 @@
 //!   original again.
 //! - [`PURGE`]: the family purged: every item of it stamped before the
 //!   purge is dropped, held or arriving.
+//! - [`TOMBSTONE`]: an item that only deletes (a forget, an erasure that
+//!   carries no link another memory's state depends on): once it has been
+//!   everywhere long enough, it and what it deleted can be forgotten
+//!   without changing any view, so a relay drops it after its horizon
+//!   ([`Relay`]). An erased version that replaced another keeps its links
+//!   (the older version stays replaced), so it is history, kept; so is a
+//!   purge.
 //!
-//! Tombstones (erased items, forgets) are kept for good. A horizon that
-//! dropped them once every device known to the relay acknowledged them
-//! (or after a fixed time) would need each device's acknowledgment kept
-//! by the relay, and a device back from beyond the horizon to start over
-//! from a checkpoint (a purge-like item, stamped at the horizon, carrying
-//! the state as of then) rather than send back what it still holds; until
-//! then an erased write costs its links (about 150 bytes), never its text.
+//! What a relay dropped must not come back from a device that still holds
+//! it. Each side of a sync records, per peer (a relay names itself in its
+//! answers), the items the two held alike at their last complete sync
+//! ([`held`]): an item listed there that the peer now lacks was deleted
+//! there (collected, or erased), so it is dropped here rather than sent
+//! back. What was written or received since is not listed, so it goes
+//! out. A device away past the horizon comes back the same way: what it
+//! held then and the relay no longer has goes, what it wrote offline
+//! stays and is sent.
 
 mod deadline;
 pub mod frame;
+pub mod held;
 mod reconcile;
 mod relay;
 pub mod sent;
 
+#[cfg(test)]
+mod horizon_tests;
 #[cfg(test)]
 mod session_tests;
 #[cfg(test)]
@@ -61,10 +73,11 @@ mod tests;
 pub use deadline::{Timed, EXCHANGE_TIMEOUT_MS};
 pub use frame::{check_len, MAX_FRAME, PROTOCOL_VERSION};
 pub use reconcile::{answer, sync, SyncReport};
-pub use relay::Relay;
+pub use relay::{Relay, COLLECT_EVERY_MS, DEFAULT_HORIZON_MS};
 
 use crate::error::Result;
 use crate::ports::LocalBoxFuture;
+use crate::store::Store;
 
 pub const ID_LEN: usize = 32;
 pub type ItemId = [u8; ID_LEN];
@@ -75,11 +88,14 @@ pub const KIND_LONG_TERM: u8 = 1;
 /// ([`crate::working::session::replica`]).
 pub const KIND_SESSION: u8 = 2;
 /// The family bits of a kind byte.
-pub const FAMILY: u8 = 0x3f;
+pub const FAMILY: u8 = 0x1f;
 /// The flag of an erased item (its original: the same id without it).
 pub const ERASED: u8 = 0x80;
 /// The flag of a purge (the family's items stamped before it are gone).
 pub const PURGE: u8 = 0x40;
+/// The flag of an item that only deletes: a relay drops it after its
+/// horizon.
+pub const TOMBSTONE: u8 = 0x20;
 /// Families, as a sync asks for them: bit `1 << family` for each (families
 /// 0 to 7 can be named).
 pub type Families = u8;
@@ -122,12 +138,20 @@ pub fn id_parts(id: &ItemId) -> Option<(u64, u64, u64, u8)> {
     Some((word(0), word(8), word(16), id[24]))
 }
 
-/// The id of the original an erased item stands for, and of the erased
-/// twin of an original: the same id with [`ERASED`] flipped.
-pub fn twin(id: &ItemId) -> ItemId {
-    let mut t = *id;
-    t[24] ^= ERASED;
+/// The id of the original an erased item stands for.
+pub fn original_of(erased: &ItemId) -> ItemId {
+    let mut t = *erased;
+    t[24] &= !(ERASED | TOMBSTONE);
     t
+}
+
+/// The ids an erasure of `original` may have: with its links, and as a
+/// tombstone.
+pub fn erasures_of(original: &ItemId) -> [ItemId; 2] {
+    let (mut kept, mut tomb) = (*original, *original);
+    kept[24] |= ERASED;
+    tomb[24] |= ERASED | TOMBSTONE;
+    [kept, tomb]
 }
 
 /// The reconciliation's timestamp of an item: the milliseconds of its clock.
@@ -164,6 +188,25 @@ pub trait Replica {
     /// another seal than it has now.
     fn resend(&self) -> LocalBoxFuture<'_, Result<Vec<ItemId>>> {
         Box::pin(async { Ok(Vec::new()) })
+    }
+
+    /// The id this side names itself by in its answers (a relay's), so
+    /// that a peer keeps what the two held alike ([`held`]); none for a
+    /// side that never drops what it held (a memory answering directly).
+    fn peer_id(&self) -> LocalBoxFuture<'_, Result<Option<u64>>> {
+        Box::pin(async { Ok(None) })
+    }
+
+    /// Where this side keeps, per peer, what the two held alike ([`held`]);
+    /// none: it sends everything the peer lacks.
+    fn held_store(&self) -> Option<&dyn Store> {
+        None
+    }
+
+    /// Drops items the peer deleted since the two last held them alike
+    /// (a tombstone it collected, an original it erased).
+    fn drop_gone(&self, _ids: Vec<ItemId>) -> LocalBoxFuture<'_, Result<()>> {
+        Box::pin(async { Ok(()) })
     }
 }
 

@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use crate::error::{Error, ErrorCode, Result};
 use crate::sync::frame::{record_size, Frame, Kind, MAX_FRAME, OVERHEAD};
-use crate::sync::{in_families, timestamp, ItemId, Record, Replica, Transport, ID_LEN};
+use crate::sync::{held, in_families, timestamp, ItemId, Record, Replica, Transport, ID_LEN};
 
 /// The largest reconciliation message of either side: the rest of a frame
 /// carries records.
@@ -31,6 +31,10 @@ pub struct SyncReport {
     pub rejected: u32,
     /// Operations too large for a frame (1 MiB), left unsent.
     pub too_large: u32,
+    /// Operations dropped here because the peer deleted them since the
+    /// two last synced (a tombstone it collected after its horizon, what
+    /// an erasure there took), instead of sent back.
+    pub dropped: u32,
     /// Operations sent again to replace the peer's copies (counted in
     /// `sent` too): once, after encryption was turned on or its key
     /// rotated, every item goes out sealed under the current key.
@@ -92,13 +96,13 @@ fn storage_of(ids: Vec<ItemId>) -> Sorted {
 
 /// Fills `records` from `queue` (read from `replica`, [`BATCH`] at a time)
 /// while they fit in `room`; says whether some did not fit. A record too
-/// large for any frame is dropped and counted in `too_large`.
+/// large for any frame is left out, its id put in `too_large`.
 async fn fill(
     replica: &dyn Replica,
     queue: &mut Vec<ItemId>,
     room: &mut usize,
     records: &mut Vec<Record>,
-    too_large: &mut u32,
+    too_large: &mut Vec<ItemId>,
 ) -> Result<bool> {
     while !queue.is_empty() {
         let batch: Vec<ItemId> = queue.drain(..queue.len().min(BATCH)).collect();
@@ -106,7 +110,7 @@ async fn fill(
         while let Some(r) = read.next() {
             let size = record_size(&r);
             if size > MAX_FRAME - OVERHEAD - QUERY_LIMIT as usize {
-                *too_large += 1;
+                too_large.push(r.id);
             } else if size > *room {
                 // Back in order, for the next frame.
                 let mut back: Vec<ItemId> = std::iter::once(r.id).chain(read.map(|r| r.id)).collect();
@@ -126,12 +130,21 @@ async fn fill(
 /// rounds of reconciliation, each carrying the records the peer lacks and
 /// asking for the ones this side lacks, until nothing differs. Records
 /// land as they arrive, so a sync cut off midway keeps what it got.
+///
+/// With a peer that names itself and a replica that keeps what the two
+/// held alike ([`held`]), an item held alike that the peer now lacks is
+/// dropped here, not sent; once nothing differs, what the two hold alike
+/// is recorded.
 pub async fn sync(replica: &dyn Replica, transport: &dyn Transport) -> Result<SyncReport> {
     let storage = storage_of(replica.ids().await?);
     let mut negentropy = Negentropy::borrowed(&storage, QUERY_LIMIT).map_err(negentropy_error)?;
     let mut query = Some(negentropy.initiate().map_err(negentropy_error)?);
     // Queues, first out at the front (a `VecDeque` of ids cost the wasm more).
     let (mut give, mut want): (Vec<ItemId>, Vec<ItemId>) = (Vec::new(), Vec::new());
+    // The peer's id and what the two held alike; what the peer dropped
+    // since; what arrived; what no frame could carry.
+    let mut alike: Option<held::Alike> = None;
+    let (mut gone, mut got, mut too_large) = (Vec::new(), Vec::new(), Vec::new());
     let mut report = SyncReport::default();
     while query.is_some() || !give.is_empty() || !want.is_empty() {
         if report.rounds == MAX_ROUNDS {
@@ -141,12 +154,13 @@ pub async fn sync(replica: &dyn Replica, transport: &dyn Transport) -> Result<Sy
         let mut request = Frame::new(Kind::Request);
         request.query = query.take();
         request.families = replica.families();
+        request.ask_id = replica.held_store().is_some();
         let mut room = MAX_FRAME - request.size();
         // Ids first (32 bytes each), at most half the room: the rest carries records.
         let wants = want.len().min(room / 2 / ID_LEN);
         request.wants = want.drain(..wants).collect();
         room -= wants * ID_LEN;
-        fill(replica, &mut give, &mut room, &mut request.records, &mut report.too_large).await?;
+        fill(replica, &mut give, &mut room, &mut request.records, &mut too_large).await?;
         let bytes = request.encode();
         report.bytes_sent += bytes.len() as u64;
         report.sent += request.records.len() as u32;
@@ -155,6 +169,9 @@ pub async fn sync(replica: &dyn Replica, transport: &dyn Transport) -> Result<Sy
         let reply = Frame::decode(&answer)?;
         if reply.kind != Kind::Response {
             return Err(Error::invalid("the peer answered a sync request with a request"));
+        }
+        if let (None, Some(peer), Some(store)) = (&alike, reply.peer, replica.held_store()) {
+            alike = Some(held::Alike::read(store, peer).await?);
         }
         // Sorted for lookups (a set of ids cost the wasm a B-tree of its own).
         let mut asked = request.wants.clone();
@@ -172,6 +189,7 @@ pub async fn sync(replica: &dyn Replica, transport: &dyn Transport) -> Result<Sy
         }
         if !records.is_empty() {
             let n = records.len() as u32;
+            got.extend(records.iter().map(|r| r.id));
             let rejected = replica.write(records).await?;
             report.received += n - rejected.min(n);
             report.rejected += rejected.min(n);
@@ -182,9 +200,27 @@ pub async fn sync(replica: &dyn Replica, transport: &dyn Transport) -> Result<Sy
             let (mut have, mut need) = (Vec::new(), Vec::new());
             query =
                 negentropy.reconcile_with_ids(&message, &mut have, &mut need).map_err(negentropy_error)?;
-            give.extend(have.into_iter().map(|id| id.to_bytes()));
+            for id in have.into_iter().map(|id| id.to_bytes()) {
+                match &alike {
+                    Some(alike) if alike.holds(&id) => gone.push(id),
+                    _ => give.push(id),
+                }
+            }
             want.extend(need.into_iter().map(|id| id.to_bytes()));
         }
+    }
+    report.too_large = too_large.len() as u32;
+    report.dropped = gone.len() as u32;
+    if let (Some(alike), Some(store)) = (alike, replica.held_store()) {
+        too_large.extend_from_slice(&gone);
+        if !gone.is_empty() {
+            replica.drop_gone(gone).await?;
+        }
+        // Held alike now: what both held from the start, or arrived. What
+        // was written here meanwhile is not among them; what arrived and
+        // was refused, or left, is not held, so never offered as held.
+        got.extend(storage.0.iter().map(|i| i.id.to_bytes()));
+        alike.write(store, &got, &too_large).await?;
     }
     resend(replica, transport, &mut report).await?;
     Ok(report)
@@ -201,7 +237,9 @@ async fn resend(replica: &dyn Replica, transport: &dyn Transport, report: &mut S
         request.families = replica.families();
         request.replace = true;
         let mut room = MAX_FRAME - request.size();
-        fill(replica, &mut queue, &mut room, &mut request.records, &mut report.too_large).await?;
+        let mut too_large = Vec::new();
+        fill(replica, &mut queue, &mut room, &mut request.records, &mut too_large).await?;
+        report.too_large += too_large.len() as u32;
         let bytes = request.encode();
         report.bytes_sent += bytes.len() as u64;
         report.sent += request.records.len() as u32;
@@ -238,6 +276,9 @@ pub async fn answer(replica: &dyn Replica, request: &[u8]) -> Result<Vec<u8>> {
     // items of a family it did not ask for.
     let families = request.families & replica.families();
     let mut reply = Frame::new(Kind::Response);
+    if request.ask_id {
+        reply.peer = replica.peer_id().await?;
+    }
     if let Some(query) = &request.query {
         let mut ids = replica.ids().await?;
         ids.retain(|id| in_families(id, families));
@@ -248,7 +289,6 @@ pub async fn answer(replica: &dyn Replica, request: &[u8]) -> Result<Vec<u8>> {
     let mut room = MAX_FRAME - reply.size();
     let mut wants = request.wants;
     wants.retain(|id| in_families(id, families));
-    let mut too_large = 0;
-    reply.cut = fill(replica, &mut wants, &mut room, &mut reply.records, &mut too_large).await?;
+    reply.cut = fill(replica, &mut wants, &mut room, &mut reply.records, &mut Vec::new()).await?;
     Ok(reply.encode())
 }

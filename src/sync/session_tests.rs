@@ -425,3 +425,34 @@ fn a_plain_instance_beside_a_keyed_one_never_resends_plain() {
     assert_eq!(got.rejected, 0, "{got:?}");
     assert_eq!(view(&mut w, &b.memory), view(&mut w, &sealed));
 }
+
+#[test]
+fn past_a_relay_horizon_a_deleted_session_stays_deleted_on_a_phone_that_was_away() {
+    let mut w = World::new();
+    let (p1, p2) = (phone(&mut w), phone(&mut w));
+    let relay_store = Rc::new(MemoryStore::new());
+    let relay = Relay::collecting(relay_store.clone(), w.clock.clone(), Some(60_000));
+    w.run(p1.s.add(said("Booked the zq1x flight"))).unwrap();
+    w.run(p1.t.add(said("Kept zq2x in chat t"))).unwrap();
+    for p in [&p1, &p2] {
+        w.run(p.s.sync_with(&ToRelay(&relay), SESSIONS)).unwrap();
+    }
+    assert_eq!(sessions_of(&mut w, &p2.store).len(), 2);
+    // The second phone goes away; the first deletes chat s, and long after
+    // the horizon the relay and the first phone have dropped the erasure.
+    w.run(p1.t.delete_session("s")).unwrap();
+    w.run(p1.s.sync_with(&ToRelay(&relay), SESSIONS)).unwrap();
+    w.clock.advance(120_000);
+    assert_eq!(w.run(p1.s.sync_with(&ToRelay(&relay), SESSIONS)).unwrap().dropped, 1);
+    assert!(w.run(relay_store.list(crate::store::layout::SYNC_BORN_PREFIX)).unwrap().is_empty());
+    assert_eq!(sessions_of(&mut w, &p1.store).len(), 1, "the erasure's marker went too");
+    // Back: the away phone drops the deleted message rather than send it.
+    let report = w.run(p2.t.sync_with(&ToRelay(&relay), SESSIONS)).unwrap();
+    assert_eq!((report.sent, report.dropped), (0, 1));
+    assert!(w.run(p2.s.session_history()).unwrap().is_empty(), "the open session let go of it");
+    assert_eq!(sessions_of(&mut w, &p2.store), sessions_of(&mut w, &p1.store));
+    for store in [&p1.store, &p2.store, &relay_store] {
+        let held = raw(&mut w, store);
+        assert!(!held.contains("zq1x") && held.contains("zq2x"));
+    }
+}

@@ -48,9 +48,9 @@ impl Replica for MapReplica {
 
 /// A transport to a replica's [`answer`], failing once `left` exchanges
 /// have gone (a connection cut off midway).
-struct Direct<'a> {
-    peer: &'a dyn Replica,
-    left: Cell<u32>,
+pub(super) struct Direct<'a> {
+    pub(super) peer: &'a dyn Replica,
+    pub(super) left: Cell<u32>,
 }
 
 impl<'a> Direct<'a> {
@@ -174,17 +174,17 @@ fn a_relay_syncing_with_a_peer_that_never_answers_gets_a_timeout_and_keeps_what_
 #[test]
 fn a_peer_of_another_version_gets_a_typed_error() {
     let relay = Relay::new(Rc::new(MemoryStore::new()));
-    // A request of version 3 is answered with this side's version only.
-    let answered = run(relay.exchange(b"AM\x04\x01\x00\x00\x00")).unwrap();
-    assert_eq!(answered, b"AM\x03\x03");
-    // A device whose relay answers as version 4.
+    // A request of version 5 is answered with this side's version only.
+    let answered = run(relay.exchange(b"AM\x05\x01\x00\x00\x00")).unwrap();
+    assert_eq!(answered, b"AM\x04\x03");
+    // A device whose relay answers as version 5.
     struct Answers(&'static [u8]);
     impl Transport for Answers {
         fn exchange(&self, _: Vec<u8>) -> LocalBoxFuture<'_, Result<Vec<u8>>> {
             Box::pin(async { Ok(self.0.to_vec()) })
         }
     }
-    let err = run(sync(&MapReplica::default(), &Answers(b"AM\x04\x03"))).unwrap_err();
+    let err = run(sync(&MapReplica::default(), &Answers(b"AM\x05\x03"))).unwrap_err();
     assert_eq!(err.code, ErrorCode::SyncVersion);
     assert_eq!(err.code.as_str(), "SYNC_VERSION");
     // A replica syncing more than long-term memory (this one: every
@@ -192,7 +192,7 @@ fn a_peer_of_another_version_gets_a_typed_error() {
     // version: SYNC_VERSION, naming both.
     let err = run(sync(&MapReplica::default(), &Answers(b"AM\x01\x03"))).unwrap_err();
     assert_eq!(err.code, ErrorCode::SyncVersion);
-    assert!(err.message.contains("version 1") && err.message.contains("version 3"), "{}", err.message);
+    assert!(err.message.contains("version 1") && err.message.contains("version 4"), "{}", err.message);
 }
 
 #[test]
@@ -220,8 +220,20 @@ fn a_request_for_long_term_memory_alone_is_a_first_version_frame() {
     assert_eq!(&bytes[..4], b"AM\x03\x01");
     assert_eq!(&bytes[bytes.len() - 2..], &[request.families, 1]);
     assert_eq!(Frame::decode(&bytes).unwrap(), request);
-    // Responses stay version 1 whatever was asked.
-    assert_eq!(&Frame::new(Kind::Response).encode()[..4], b"AM\x01\x02");
+    // Asking the peer's id is flag 2 of the same byte.
+    request.ask_id = true;
+    let bytes = request.encode();
+    assert_eq!(&bytes[bytes.len() - 2..], &[request.families, 3]);
+    assert_eq!(Frame::decode(&bytes).unwrap(), request);
+    // Responses stay version 1, unless they name their side: version 4,
+    // the id last.
+    let mut response = Frame::new(Kind::Response);
+    assert_eq!(&response.encode()[..4], b"AM\x01\x02");
+    response.peer = Some(0x0102_0304_0506_0708);
+    let bytes = response.encode();
+    assert_eq!(&bytes[..4], b"AM\x04\x02");
+    assert_eq!(&bytes[bytes.len() - 8..], &[1, 2, 3, 4, 5, 6, 7, 8]);
+    assert_eq!(Frame::decode(&bytes).unwrap(), response);
 }
 
 #[test]
@@ -681,7 +693,7 @@ fn a_relay_keeps_an_erasure_and_refuses_the_original_it_replaced() {
     let store = Rc::new(MemoryStore::new());
     let relay = Relay::new(store.clone());
     let original = item_id(5 << 16, 9, 77, KIND_LONG_TERM);
-    let erased = twin(&original);
+    let erased = erasures_of(&original)[1];
     let older = item_id(3 << 16, 8, 1, KIND_LONG_TERM);
     let other = item_id(3 << 16, 8, 2, 2);
     let record = |id: ItemId| Record { id, bytes: b"x".to_vec() };

@@ -19,11 +19,11 @@ use super::memory::{optional, promise, u32_field, JsMemory};
 use super::transport::JsTransport;
 use super::types::JsSyncOptions;
 use super::JsClock;
-use super::{check_fields, js_string, shallow_copy, take_field, to_js};
+use super::{check_fields, js_count, js_string, shallow_copy, take_field, to_js};
 use crate::error::{Error, Result};
 use crate::memory::SyncOptions;
 use crate::store::Timed;
-use crate::sync::Relay;
+use crate::sync::{Relay, DEFAULT_HORIZON_MS};
 
 /// The bytes of a request given to `exchange`.
 fn request_bytes(request: &JsValue) -> Result<Vec<u8>> {
@@ -88,16 +88,33 @@ impl JsSyncRelay {
                 if !options.is_object() {
                     return Err(Error::invalid("SyncRelay.open needs { store, namespace }").into());
                 }
-                check_fields(&options, "SyncRelay option", &["store", "namespace", "storageTimeoutMs"], &[])?;
+                check_fields(
+                    &options,
+                    "SyncRelay option",
+                    &["store", "namespace", "storageTimeoutMs", "horizonMs"],
+                    &[],
+                )?;
                 let copy = shallow_copy(&options);
                 let timeout = u32_field(&copy, "storageTimeoutMs")?;
+                let horizon = match take_field(&copy, "horizonMs")? {
+                    v if v.is_undefined() => Some(DEFAULT_HORIZON_MS),
+                    v if v.is_null() => None,
+                    v => match js_count(&v, "horizonMs")? {
+                        0 => {
+                            return Err(
+                                Error::invalid("horizonMs must be a positive integer (ms), or null").into()
+                            )
+                        }
+                        ms => Some(ms),
+                    },
+                };
                 let namespace = js_string(&take_field(&copy, "namespace")?, "namespace")?;
                 crate::memory::validate_namespace(&namespace)?;
                 let store = optional(take_field(&copy, "store")?)
                     .ok_or_else(|| Error::invalid("SyncRelay.open needs a storage adapter: { store }"))?;
                 let store = Rc::new(JsStore::new(store, &namespace)?);
                 let store = Timed::with_option(store, Rc::new(JsClock), timeout)?;
-                Ok(JsSyncRelay(Rc::new(Relay::new(Rc::new(store)))))
+                Ok(JsSyncRelay(Rc::new(Relay::collecting(Rc::new(store), Rc::new(JsClock), horizon))))
             },
             |relay: &JsSyncRelay| Ok(JsSyncRelay(relay.0.clone()).into()),
         )

@@ -168,6 +168,12 @@ export interface SyncRelayOptions {
   namespace: string;
   /** A storage adapter's call must settle within this, else STORAGE_TIMEOUT (default 30000). */
   storageTimeoutMs?: number;
+  /**
+   * How long a tombstone (a forget, a deleted message's erasure) is kept after it reached this relay,
+   * in ms (default 90 days): then it is dropped here, and by each device at its next sync. `null` keeps
+   * them for good. A device away longer drops what they deleted instead of sending it back.
+   */
+  horizonMs?: number | null;
 }
 "#;
 

@@ -667,6 +667,23 @@ impl Log {
         ids
     }
 
+    /// Takes out the operations `ids` (sorted) and makes the view again;
+    /// gives those it held.
+    pub fn remove(&mut self, ids: &[OpId]) -> Vec<OpId> {
+        let mut removed = Vec::new();
+        self.ops.retain(|(id, _)| {
+            let out = ids.binary_search(id).is_ok();
+            if out {
+                removed.push(id.clone());
+            }
+            !out
+        });
+        if !removed.is_empty() {
+            self.fold_again();
+        }
+        removed
+    }
+
     /// Makes the view again from the operations (the slots the last fold
     /// found kept for this one).
     fn fold_again(&mut self) {

@@ -29,7 +29,9 @@
 //! - **Deletion**: after a forget, every record holding an operation that
 //!   wrote a forgotten memory is rewritten with that operation erased (its
 //!   links without its text, under its id), so the text leaves the raw
-//!   store; the forget itself holds ids only.
+//!   store; the forget itself holds ids only. A sync that finds a peer
+//!   deleted operations held here (a tombstone past a relay's horizon)
+//!   rewrites their records without them.
 //! - **Purge** deletes every record and moves `lt/meta/epoch`: an instance
 //!   that sees the epoch move reads the namespace anew. What stays (the
 //!   purge operation, and what a sync brought that was stamped after it) is
@@ -503,7 +505,8 @@ impl Landing {
     }
 
     /// Rewrites every record holding one of `erased` (sorted) as `log`
-    /// now holds it: erased, so its text leaves the store.
+    /// now holds it: erased, so its text leaves the store, or gone (a
+    /// sync dropped what its peer deleted).
     pub async fn rewrite(&mut self, log: &Log, erased: &[OpId]) -> Result<()> {
         let mut puts = Vec::new();
         for (key, held) in

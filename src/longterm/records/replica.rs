@@ -30,7 +30,7 @@ use crate::error::Result;
 use crate::longterm::log::landing::line_of;
 use crate::longterm::log::{Action, Op, OpId, Stamp};
 use crate::longterm::records::{Changes, Records};
-use crate::sync::{id_parts, item_id, ItemId, ERASED, KIND_LONG_TERM, PURGE};
+use crate::sync::{id_parts, item_id, ItemId, ERASED, KIND_LONG_TERM, PURGE, TOMBSTONE};
 
 /// The operation as it syncs at `now`: a judged mark run out, erased.
 fn as_synced(op: &Op, now: i64) -> std::borrow::Cow<'_, Op> {
@@ -40,10 +40,14 @@ fn as_synced(op: &Op, now: i64) -> std::borrow::Cow<'_, Op> {
     }
 }
 
-/// The kind byte of an operation's item.
+/// The kind byte of an operation's item: a forget, and an erasure that
+/// links nothing, only delete (tombstones, dropped after a relay's
+/// horizon); an erased version that replaced others keeps them replaced.
 fn kind_of(op: &Op) -> u8 {
-    match op.action {
+    match &op.action {
+        Action::Erased { replaces, .. } if replaces.is_empty() => KIND_LONG_TERM | ERASED | TOMBSTONE,
         Action::Erased { .. } => KIND_LONG_TERM | ERASED,
+        Action::Forget { .. } => KIND_LONG_TERM | TOMBSTONE,
         Action::Purge => KIND_LONG_TERM | PURGE,
         _ => KIND_LONG_TERM,
     }
@@ -101,6 +105,29 @@ impl Records {
                 (item_of(&id, &op)? == *item).then(|| (*item, line_of(&id, &op)))
             })
             .collect()
+    }
+
+    /// Drops the operations listed as `items` (ones a peer deleted since
+    /// the two last held them alike: [`crate::sync::held`]) from the log
+    /// and from the records holding them.
+    pub async fn drop_items(&mut self, items: &[ItemId]) -> Result<()> {
+        let now = self.clock.now_ms();
+        let mut ids: Vec<OpId> = items
+            .iter()
+            .filter_map(|item| {
+                let (clock, writer, hash, _) = id_parts(item)?;
+                let id = OpId::from_parts(Stamp { clock, writer }, hash);
+                // Only as listed: an operation erased since is another item.
+                (item_of(&id, &as_synced(self.log.get(&id)?, now))? == *item).then_some(id)
+            })
+            .collect();
+        crate::order::sort(&mut ids);
+        let dropped = self.log.remove(&ids);
+        if !dropped.is_empty() {
+            self.landing.rewrite(&self.log, &dropped).await?;
+            self.note_changes();
+        }
+        Ok(())
     }
 
     /// Lands the operations a peer sent (`(item id, line)`) that are the

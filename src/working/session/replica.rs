@@ -33,7 +33,7 @@ use crate::error::Result;
 use crate::hash::Fnv64;
 use crate::store::layout::{gone_prefix, message_prefix, summary_key, writer_prefix, SESSIONS_PREFIX};
 use crate::store::Store;
-use crate::sync::{id_parts, item_id, twin, ItemId, Record, ERASED, KIND_SESSION};
+use crate::sync::{erasures_of, id_parts, item_id, ItemId, Record, ERASED, KIND_SESSION, TOMBSTONE};
 use crate::working::conversation::Seq;
 
 const MESSAGE: u8 = b'm';
@@ -47,6 +47,12 @@ fn bytes_of(tag: u8, session: &str, body: &str) -> Vec<u8> {
     b.push(b'\n');
     b.extend_from_slice(body.as_bytes());
     b
+}
+
+/// The id of a session item's erasure: a tombstone (no session item is
+/// linked to another).
+fn erasure_of(original: &ItemId) -> ItemId {
+    erasures_of(original)[1]
 }
 
 /// The id of an item at `seq` with `bytes`.
@@ -76,7 +82,7 @@ pub fn marker(key: &str, value: &str) -> Option<(String, String)> {
     let (session, _) = key.strip_prefix(SESSIONS_PREFIX)?.split_once('/')?;
     let entry: MemoryEntry = serde_json::from_str(value).ok()?;
     let (id, _) = original_of(key, value, Some(&entry))?;
-    Some((format!("{}{}", gone_prefix(session), entry.id), hex(&twin(&id))))
+    Some((format!("{}{}", gone_prefix(session), entry.id), hex(&erasure_of(&id))))
 }
 
 /// What a store holds of sessions. Sorted vectors, not B-trees: each
@@ -90,6 +96,8 @@ struct Held {
     originals: Vec<(ItemId, String)>,
     /// The erasures held, sorted.
     erased: Vec<ItemId>,
+    /// Each erasure's marker key, by id.
+    markers: Vec<(ItemId, String)>,
     /// Each session's summary: the session, its id and entry.
     summaries: Vec<(String, ItemId, MemoryEntry)>,
     /// Records whose erasure is held (a deletion cut off after its marker).
@@ -115,6 +123,7 @@ async fn held(store: &dyn Store) -> Result<Held> {
             // An id-only marker of before sync holds nothing: it stays local.
             let Some(id) = unhex(&value).and_then(|b| ItemId::try_from(b).ok()) else { continue };
             h.erased.push(id);
+            h.markers.push((id, key.clone()));
             h.items.push(Record { id, bytes: bytes_of(ERASURE, session, entry_id) });
             continue;
         }
@@ -129,8 +138,9 @@ async fn held(store: &dyn Store) -> Result<Held> {
     crate::order::sort_by(&mut h.items, |a, b| a.id.cmp(&b.id));
     crate::order::sort(&mut h.erased);
     crate::order::sort(&mut h.originals);
+    crate::order::sort(&mut h.markers);
     let erased = &h.erased;
-    let gone = |id: &ItemId| erased.binary_search(&twin(id)).is_ok();
+    let gone = |id: &ItemId| erased.binary_search(&erasure_of(id)).is_ok();
     h.stale = h.originals.iter().filter(|(id, _)| gone(id)).map(|(_, k)| k.clone()).collect();
     h.items.retain(|r| r.id[24] & ERASED != 0 || !gone(&r.id));
     Ok(h)
@@ -175,7 +185,7 @@ fn check(record: &Record) -> std::result::Result<Item, &'static str> {
     }
     let session = session.to_string();
     if tag == ERASURE {
-        if kind != KIND_SESSION | ERASED || body.is_empty() || body.contains('/') {
+        if kind != KIND_SESSION | ERASED | TOMBSTONE || body.is_empty() || body.contains('/') {
             return Err("an erasure that is not of the kind its id says, or names no entry");
         }
         crate::entry::validate_name("entry id", body).map_err(|_| "an erasure naming an invalid entry id")?;
@@ -197,6 +207,42 @@ fn check(record: &Record) -> std::result::Result<Item, &'static str> {
     }
 }
 
+/// A writer record for each session of `keys`, so its open instances
+/// reload.
+fn writer_marks<'a>(keys: impl Iterator<Item = &'a String>) -> Vec<(String, String)> {
+    let mut touched: Vec<String> =
+        keys.filter_map(|k| Some(k[SESSIONS_PREFIX.len()..].split_once('/')?.0.to_string())).collect();
+    crate::order::sort(&mut touched);
+    touched.dedup();
+    let mark = format!("{:016x}", crate::entry::random_u64(0));
+    touched.iter().map(|s| (format!("{}sync", writer_prefix(s)), mark.clone())).collect()
+}
+
+/// Deletes the session items `ids` (ones a peer deleted since the two last
+/// held them alike: [`crate::sync::held`]), records and markers; says
+/// which messages and summaries went (`erased`).
+pub async fn drop_items(store: &dyn Store, ids: &[ItemId]) -> Result<Received> {
+    let Held { items, originals, markers, .. } = held(store).await?;
+    let mut out = Received::default();
+    let mut deletes = Vec::new();
+    for id in ids {
+        let key = |held: &[(ItemId, String)]| {
+            held.binary_search_by(|(o, _)| o.cmp(id)).ok().map(|at| held[at].1.clone())
+        };
+        if let Some(key) = key(&originals) {
+            out.erased.extend(entry_of(&items, id));
+            deletes.push(key);
+        } else {
+            deletes.extend(key(&markers));
+        }
+    }
+    if !deletes.is_empty() {
+        store.put_many(writer_marks(deletes.iter())).await?;
+        store.delete_many(deletes).await?;
+    }
+    Ok(out)
+}
+
 /// What a receive did.
 #[derive(Debug, Default)]
 pub struct Received {
@@ -216,7 +262,7 @@ pub struct Received {
 /// writer record bumped in each session touched so that its open instances
 /// reload.
 pub async fn receive(store: &dyn Store, records: Vec<Record>) -> Result<Received> {
-    let Held { items, originals, mut erased, mut summaries, stale } = held(store).await?;
+    let Held { items, originals, mut erased, mut summaries, stale, .. } = held(store).await?;
     let mut out = Received::default();
     let (mut puts, mut deletes): (Vec<(String, String)>, Vec<String>) = (Vec::new(), stale);
     // Sorted: the originals taken in this receive, and every message key.
@@ -225,8 +271,8 @@ pub async fn receive(store: &dyn Store, records: Vec<Record>) -> Result<Received
     crate::order::sort(&mut keys);
     // The marker of `id` erased, written, and its erasure held from now on.
     let erase = |id: ItemId, session: &str, entry_id: &str, erased: &mut Vec<ItemId>| {
-        insert_sorted(erased, twin(&id));
-        (format!("{}{entry_id}", gone_prefix(session)), hex(&twin(&id)))
+        insert_sorted(erased, erasure_of(&id));
+        (format!("{}{entry_id}", gone_prefix(session)), hex(&erasure_of(&id)))
     };
     // Erasures first: an original arriving beside its erasure is refused.
     let erasure = |r: &&Record| r.bytes.first() == Some(&ERASURE);
@@ -239,7 +285,7 @@ pub async fn receive(store: &dyn Store, records: Vec<Record>) -> Result<Received
                 continue;
             }
         };
-        let original = originals.binary_search_by(|(o, _)| o.cmp(&twin(&id)));
+        let original = originals.binary_search_by(|(o, _)| o.cmp(&crate::sync::original_of(&id)));
         let held =
             originals.binary_search_by(|(o, _)| o.cmp(&id)).is_ok() || taken.binary_search(&id).is_ok();
         let session = match &item {
@@ -255,23 +301,25 @@ pub async fn receive(store: &dyn Store, records: Vec<Record>) -> Result<Received
                 }
                 if let Ok(at) = original {
                     let key = &originals[at].1;
-                    let stored = entry_of(&items, &twin(&id));
+                    let stored = entry_of(&items, &crate::sync::original_of(&id));
                     let in_session = key.starts_with(&format!("{SESSIONS_PREFIX}{session}/"));
                     let Some(entry) = stored.filter(|e| e.id == entry_id && in_session) else {
                         out.rejected.push((id, "an erasure that is not of the entry its original holds"));
                         continue;
                     };
                     deletes.push(key.clone());
-                    if let Some(at) = summary_at.filter(|&at| summaries[at].1 == twin(&id)) {
+                    if let Some(at) =
+                        summary_at.filter(|&at| summaries[at].1 == crate::sync::original_of(&id))
+                    {
                         summaries.remove(at);
                     }
                     out.erased.push(entry);
                     out.conflicts += 1;
                 }
-                puts.push(erase(twin(&id), &session, &entry_id, &mut erased));
+                puts.push(erase(crate::sync::original_of(&id), &session, &entry_id, &mut erased));
             }
             _ if held => {}
-            _ if erased.binary_search(&twin(&id)).is_ok() => out.conflicts += 1,
+            _ if erased.binary_search(&erasure_of(&id)).is_ok() => out.conflicts += 1,
             Item::Message { seq, entry, body, .. } => {
                 let key = format!("{}{}", message_prefix(&session), position::encode(seq));
                 if !insert_sorted(&mut keys, key.clone()) {
@@ -308,15 +356,8 @@ pub async fn receive(store: &dyn Store, records: Vec<Record>) -> Result<Received
     if puts.is_empty() && deletes.is_empty() {
         return Ok(out);
     }
-    // Each session written to gets a writer record, so its open instances reload.
-    let mut touched: Vec<String> = puts
-        .iter()
-        .filter_map(|(k, _)| Some(k[SESSIONS_PREFIX.len()..].split_once('/')?.0.to_string()))
-        .collect();
-    crate::order::sort(&mut touched);
-    touched.dedup();
-    let mark = format!("{:016x}", crate::entry::random_u64(0));
-    puts.extend(touched.iter().map(|s| (format!("{}sync", writer_prefix(s)), mark.clone())));
+    let touched = writer_marks(puts.iter().map(|(k, _)| k));
+    puts.extend(touched);
     // A summary replaced is written over, not deleted.
     deletes.retain(|k| !puts.iter().any(|(p, _)| p == k));
     store.put_many(puts).await?;
