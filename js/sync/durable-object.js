@@ -26,9 +26,15 @@ const NAMESPACE = "sync";
 const STATUS = { INVALID_INPUT: 400, LIMIT_EXCEEDED: 413 };
 
 export class SyncRelayObject extends DurableObject {
-  /** This object's relay, opened once (a failed open is retried on the next request). */
+  /**
+   * This object's relay, opened once (a failed open is retried on the next request). Its tombstone
+   * horizon is the Worker's `SYNC_HORIZON_MS` variable: milliseconds, or `off` to keep tombstones for
+   * good; unset or empty, the library's default (90 days).
+   */
   relay() {
-    this.opened ??= SyncRelay.open({ store: durableObjectAdapter(this.ctx.storage), namespace: NAMESPACE }).catch((err) => {
+    const horizon = String(this.env?.SYNC_HORIZON_MS ?? "").trim();
+    const horizonMs = horizon === "" ? undefined : horizon === "off" ? null : Number(horizon);
+    this.opened ??= SyncRelay.open({ store: durableObjectAdapter(this.ctx.storage), namespace: NAMESPACE, horizonMs }).catch((err) => {
       this.opened = undefined;
       throw err;
     });

@@ -387,6 +387,50 @@ test("two devices, 200 offline changes each, converge through the relay in worke
   }
 });
 
+test("past the relay's horizon in workerd: the relay and each device drop the tombstones, and a device away longer drops the forgotten memory, keeps what it wrote offline, and brings nothing back", { timeout: 300_000 }, async () => {
+  const persist = mkdtempSync(join(tmpdir(), "relay-"));
+  const worker = await startWorker(example(), persist, { SYNC_SECRET: secret, SYNC_HORIZON_MS: "2000" });
+  try {
+    const transport = httpTransport(`${worker.url}/sync`, { headers: { authorization: `Bearer ${token("dora")}` } });
+    const key = await crypto.subtle.generateKey({ name: "AES-GCM", length: 256 }, false, ["encrypt", "decrypt"]);
+    const device = async () => {
+      const store = mapAdapter();
+      return { store, memory: await am.Memory.open({ namespace: "dora", sessionId: "chat", store, encryption: { key } }) };
+    };
+    const [a, b] = [await device(), await device()];
+    const dog = await a.memory.remember({ content: "Has a dog named Rex" });
+    await a.memory.remember({ content: "Works as a nurse" });
+    await a.memory.add({ content: "Booked the Lisbon flight" });
+    for (const d of [a, b]) await d.memory.sync(transport, { sessions: true });
+    // B goes away. A forgets the dog and deletes its chat; past the horizon
+    // the relay drops the tombstones, and A its own at its next sync.
+    await a.memory.forget(dog.entry.id);
+    await a.memory.clearSession();
+    await a.memory.sync(transport, { sessions: true });
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    const dropped = await a.memory.sync(transport, { sessions: true });
+    assert.ok(dropped.dropped >= 3, JSON.stringify(dropped));
+    // B comes back with something written offline.
+    await b.memory.remember({ content: "Runs on Sundays" });
+    const back = await b.memory.sync(transport, { sessions: true });
+    assert.ok(back.dropped >= 2 && back.sent >= 1, JSON.stringify(back));
+    await a.memory.sync(transport, { sessions: true });
+    const c = await device();
+    await c.memory.sync(transport, { sessions: true });
+    for (const d of [a, b, c]) {
+      assert.deepEqual((await d.memory.memories()).map((e) => e.content).sort(), ["Runs on Sundays", "Works as a nurse"]);
+      assert.deepEqual(await d.memory.sessionHistory(), []);
+      assert.ok(!/Rex|Lisbon flight/.test(raw(d.store)), "a forgotten text in a device's store");
+    }
+    await worker.stop();
+    const disk = relayDisk(persist);
+    assert.deepEqual(disk.values.filter((v) => v.key.includes("sync/born/")).map((v) => v.key), [], "tombstones left at the relay");
+    assert.ok(disk.values.filter((v) => v.key.includes("sync/item/")).length >= 2, `${disk.values.length} values at the relay`);
+  } finally {
+    await worker.stop();
+  }
+});
+
 test("two Chromium profiles as two devices: 200 offline changes and 20 messages each on IndexedDB and a deleted session, synced through the relay in workerd, the same memories, histories and chat, kept across a reload", { timeout: 600_000 }, async () => {
   const app = example();
   // The pages come from another origin than the Worker's, which lets it in

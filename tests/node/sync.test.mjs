@@ -158,3 +158,35 @@ test("lists that restate lists of versions: each version names one, and a new de
   assert.deepEqual((await device.memories()).map((e) => e.content), [head.content]);
   assert.equal((await device.history(head.id)).length, 60);
 });
+
+test("a relay with a horizon drops tombstones past it; each device drops its own, and a device away longer drops the forgotten memory and sends what it wrote offline", async () => {
+  for (const horizonMs of [0, -1, 1.5, "60000", {}, Number.NaN]) {
+    await assert.rejects(am.SyncRelay.open({ store: mapAdapter(), namespace: "alice", horizonMs }), (e) => e.code === "INVALID_INPUT", String(horizonMs));
+  }
+  const kept = await am.SyncRelay.open({ store: mapAdapter(), namespace: "alice", horizonMs: null });
+  kept.free();
+  const relayStore = mapAdapter();
+  const relay = await am.SyncRelay.open({ store: relayStore, namespace: "alice", horizonMs: 300 });
+  const to = (request) => relay.exchange(request);
+  const [a, b] = [await open(mapAdapter()), await open(mapAdapter())];
+  const dog = await a.remember({ content: "Has a dog named Rex" });
+  await a.remember({ content: "Works as a nurse" });
+  for (const m of [a, b]) await m.sync(to);
+  // B goes away; A forgets, and once past the horizon the relay and A let the tombstones go.
+  await a.forget(dog.entry.id);
+  await a.sync(to);
+  const tombstones = () => [...relayStore.map.keys()].filter((k) => k.includes("sync/born/")).length;
+  assert.equal(tombstones(), 2, "the forget and the erased write, each noted when it came");
+  await new Promise((resolve) => setTimeout(resolve, 400));
+  assert.equal((await a.sync(to)).dropped, 2);
+  assert.equal(tombstones(), 0);
+  await b.remember({ content: "Runs on Sundays" });
+  const back = await b.sync(to);
+  assert.deepEqual([back.sent, back.dropped], [1, 1], JSON.stringify(back));
+  await a.sync(to);
+  assert.deepEqual(await texts(b), ["Runs on Sundays", "Works as a nurse"]);
+  assert.deepEqual(await texts(a), await texts(b));
+  assert.ok(!decoded(relayStore).includes("Rex"));
+  for (const m of [a, b]) m.free();
+  relay.free();
+});
