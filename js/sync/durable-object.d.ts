@@ -1,6 +1,8 @@
 /**
  * A Durable Object (one per user) holding that user's devices' operations and
  * answering their syncs: `POST` with a frame as the body, the answer frame back.
+ * It drops tombstones older than the Worker's `SYNC_HORIZON_MS` variable
+ * (milliseconds; `off` keeps them for good; unset or empty, 90 days).
  */
 export class SyncRelayObject {
   constructor(ctx: unknown, env: unknown);

@@ -26,7 +26,7 @@
 //! sync/sent                            the seal a memory's items went out under, and their families
 //! sync/id                              a relay's id, random, named in its answers
 //! sync/born/<ms>/<id hex>              when a relay took a tombstone (collected after its horizon)
-//! sync/held/<peer>/<part>              the items held alike with a peer at the last complete sync
+//! sync/held/<peer>-<families>/<part>   the items held alike with a peer at the last complete sync of those families
 //! ```
 //!
 //! Ids put into keys are checked where they are made or taken in: memory
@@ -67,13 +67,10 @@ pub fn born_key(ms: u64, id_hex: &str) -> String {
     format!("{SYNC_BORN_PREFIX}{ms:016x}/{id_hex}")
 }
 
-/// Where a side keeps what it held alike with `peer` ([`crate::sync::held`]).
-pub fn held_prefix(peer: u64) -> String {
-    format!("sync/held/{peer:016x}/")
-}
-
-pub fn held_key(peer: u64, part: usize) -> String {
-    format!("sync/held/{peer:016x}/{part:03}")
+/// Where a side keeps what it held alike with `peer` in syncs of
+/// `families` ([`crate::sync::held`]).
+pub fn held_prefix(peer: u64, families: u8) -> String {
+    format!("sync/held/{peer:016x}-{families:02x}/")
 }
 
 /// Every record of `writer`'s writes lives under this prefix.

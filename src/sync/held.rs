@@ -11,7 +11,7 @@
 //! knowledge, never makes an item held here look deleted.
 //!
 //! Kept as 64-bit hashes of the ids, sorted, in parts of at most
-//! [`VALUE_BYTES`] under `sync/held/<peer>/` (see
+//! [`VALUE_BYTES`] under `sync/held/<peer>-<families>/` (see
 //! [`crate::store::layout`]), written only when they changed: 10,000 items
 //! take 107 KB.
 
@@ -19,9 +19,9 @@ use crate::base64::{base64, unbase64};
 use crate::error::Result;
 use crate::hash::Fnv64;
 use crate::longterm::lines::VALUE_BYTES;
-use crate::store::layout::{held_key, held_prefix};
+use crate::store::layout::held_prefix;
 use crate::store::Store;
-use crate::sync::ItemId;
+use crate::sync::{Families, ItemId};
 
 /// Hashes per part: base64 of 8 bytes each, within a value's bytes.
 const PER_PART: usize = VALUE_BYTES / 4 * 3 / 8;
@@ -34,22 +34,25 @@ pub fn hash(id: &ItemId) -> u64 {
 /// What a side held alike with one peer at their last complete sync, as
 /// read when the sync began.
 pub struct Alike {
-    peer: u64,
+    prefix: String,
     hashes: Vec<u64>,
     parts: usize,
 }
 
 impl Alike {
-    /// What this side and `peer` held alike (nothing, if never recorded).
-    pub async fn read(store: &dyn Store, peer: u64) -> Result<Alike> {
-        let listed = store.list(&held_prefix(peer)).await?;
+    /// What this side and `peer` held alike in syncs of `families`
+    /// (nothing, if never recorded): one record per set of families, so a
+    /// sync of fewer leaves what another knows of the rest.
+    pub async fn read(store: &dyn Store, peer: u64, families: Families) -> Result<Alike> {
+        let prefix = held_prefix(peer, families);
+        let listed = store.list(&prefix).await?;
         let mut hashes: Vec<u64> = Vec::new();
         for (_, value) in &listed {
             let bytes = unbase64(value).unwrap_or_default();
             hashes.extend(bytes.chunks_exact(8).map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes"))));
         }
         crate::order::sort(&mut hashes);
-        Ok(Alike { peer, hashes, parts: listed.len() })
+        Ok(Alike { prefix, hashes, parts: listed.len() })
     }
 
     /// Whether `id` was held alike.
@@ -59,8 +62,10 @@ impl Alike {
 
     /// Records what the two hold alike now, once nothing differs: every
     /// item of `ids` (held here as the sync began, or received) but those
-    /// of `not` (dropped, or too large to send). Parts no longer needed
-    /// are emptied, not deleted: one write.
+    /// of `not` (too large to send). What was dropped stays listed until
+    /// the next complete sync, so another instance of this store that
+    /// still holds it drops it too. Parts no longer needed are emptied,
+    /// not deleted: one write.
     pub async fn write(&self, store: &dyn Store, ids: &[ItemId], not: &[ItemId]) -> Result<()> {
         let not = hashes(not);
         let mut now = hashes(ids);
@@ -72,10 +77,10 @@ impl Alike {
             .chunks(PER_PART)
             .map(|part| base64(&part.iter().flat_map(|h| h.to_le_bytes()).collect::<Vec<u8>>()))
             .enumerate()
-            .map(|(at, value)| (held_key(self.peer, at), value))
+            .map(|(at, value)| (format!("{}{at:03}", self.prefix), value))
             .collect();
         for at in parts.len()..self.parts {
-            parts.push((held_key(self.peer, at), String::new()));
+            parts.push((format!("{}{at:03}", self.prefix), String::new()));
         }
         store.put_many(parts).await
     }

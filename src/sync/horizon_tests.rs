@@ -302,17 +302,50 @@ fn two_relays_of_different_horizons_syncing_drop_the_same_tombstones_and_bring_n
 fn what_is_held_alike_is_kept_in_parts_and_read_back_as_written() {
     let store = MemoryStore::new();
     let ids: Vec<ItemId> = (0..9_000u64).map(|n| item_id(n << 16, 7, n * 31, KIND_LONG_TERM)).collect();
-    let none = run(held::Alike::read(&store, 42)).unwrap();
+    let none = run(held::Alike::read(&store, 42, 2)).unwrap();
     run(none.write(&store, &ids, &ids[..2])).unwrap();
-    let parts = run(store.list(&crate::store::layout::held_prefix(42))).unwrap();
+    let parts = run(store.list(&crate::store::layout::held_prefix(42, 2))).unwrap();
     assert!(parts.len() > 1 && parts.iter().all(|(_, v)| v.len() <= crate::longterm::lines::VALUE_BYTES));
-    let read = run(held::Alike::read(&store, 42)).unwrap();
+    let read = run(held::Alike::read(&store, 42, 2)).unwrap();
     assert!(ids[2..].iter().all(|id| read.holds(id)) && !read.holds(&ids[0]) && !read.holds(&ids[1]));
-    assert!(!run(held::Alike::read(&store, 43)).unwrap().holds(&ids[5]), "another peer's is its own");
+    assert!(!run(held::Alike::read(&store, 43, 2)).unwrap().holds(&ids[5]), "another peer's is its own");
+    assert!(!run(held::Alike::read(&store, 42, 6)).unwrap().holds(&ids[5]), "and other families' too");
     // Fewer: the parts left over are emptied.
     run(read.write(&store, &ids[..10], &[])).unwrap();
-    let read = run(held::Alike::read(&store, 42)).unwrap();
+    let read = run(held::Alike::read(&store, 42, 2)).unwrap();
     assert!(ids[..10].iter().all(|id| read.holds(id)) && !read.holds(&ids[10]));
-    let parts = run(store.list(&crate::store::layout::held_prefix(42))).unwrap();
+    let parts = run(store.list(&crate::store::layout::held_prefix(42, 2))).unwrap();
     assert_eq!(parts.iter().filter(|(_, v)| !v.is_empty()).count(), 1);
+}
+
+#[test]
+fn a_second_instance_of_a_store_does_not_send_back_what_the_first_dropped() {
+    let mut w = World::new();
+    let a = w.device(None);
+    let store = Rc::new(MemoryStore::new());
+    let locks = Rc::new(crate::ports::lock::LocalLocks::default());
+    let (b1, b2) = (w.open(store.clone(), locks.clone(), "s", None), w.open(store.clone(), locks, "t", None));
+    let relay_store = Rc::new(MemoryStore::new());
+    let relay = collecting(&w, &relay_store);
+    let dog = fact("Has a dog named Rex");
+    let dog_id = dog.id.clone();
+    w.run(a.memory.remember(dog)).unwrap();
+    w.run(a.memory.sync(&ToRelay(&relay))).unwrap();
+    for m in [&b1, &b2] {
+        w.run(m.sync(&ToRelay(&relay))).unwrap();
+    }
+    // Both tabs of B away; A forgets, the horizon passes.
+    assert!(w.run(a.memory.forget(&dog_id)).unwrap());
+    w.run(a.memory.sync(&ToRelay(&relay))).unwrap();
+    w.clock.advance(2 * HORIZON as i64);
+    w.run(a.memory.sync(&ToRelay(&relay))).unwrap();
+    assert_eq!(w.run(b1.sync(&ToRelay(&relay))).unwrap().dropped, 1);
+    // Once more: what was dropped leaves what the first tab records.
+    w.run(b1.sync(&ToRelay(&relay))).unwrap();
+    let second = w.run(b2.sync(&ToRelay(&relay))).unwrap();
+    assert_eq!(second.sent, 0, "the second tab sent back what the first dropped");
+    assert!(w.run(b2.memories()).unwrap().is_empty(), "the second tab still shows the forgotten memory");
+    w.run(a.memory.sync(&ToRelay(&relay))).unwrap();
+    assert!(w.run(a.memory.memories()).unwrap().is_empty());
+    assert!(!raw(&mut w, &store).contains("Rex") && !raw(&mut w, &relay_store).contains("Rex"));
 }

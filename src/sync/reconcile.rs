@@ -154,7 +154,7 @@ pub async fn sync(replica: &dyn Replica, transport: &dyn Transport) -> Result<Sy
         let mut request = Frame::new(Kind::Request);
         request.query = query.take();
         request.families = replica.families();
-        request.ask_id = replica.held_store().is_some();
+        request.ask_id = true;
         let mut room = MAX_FRAME - request.size();
         // Ids first (32 bytes each), at most half the room: the rest carries records.
         let wants = want.len().min(room / 2 / ID_LEN);
@@ -171,7 +171,7 @@ pub async fn sync(replica: &dyn Replica, transport: &dyn Transport) -> Result<Sy
             return Err(Error::invalid("the peer answered a sync request with a request"));
         }
         if let (None, Some(peer), Some(store)) = (&alike, reply.peer, replica.held_store()) {
-            alike = Some(held::Alike::read(store, peer).await?);
+            alike = Some(held::Alike::read(store, peer, replica.families()).await?);
         }
         // Sorted for lookups (a set of ids cost the wasm a B-tree of its own).
         let mut asked = request.wants.clone();
@@ -212,7 +212,6 @@ pub async fn sync(replica: &dyn Replica, transport: &dyn Transport) -> Result<Sy
     report.too_large = too_large.len() as u32;
     report.dropped = gone.len() as u32;
     if let (Some(alike), Some(store)) = (alike, replica.held_store()) {
-        too_large.extend_from_slice(&gone);
         if !gone.is_empty() {
             replica.drop_gone(gone).await?;
         }
@@ -235,7 +234,7 @@ async fn resend(replica: &dyn Replica, transport: &dyn Transport, report: &mut S
         report.rounds += 1;
         let mut request = Frame::new(Kind::Request);
         request.families = replica.families();
-        request.replace = true;
+        (request.replace, request.ask_id) = (true, true);
         let mut room = MAX_FRAME - request.size();
         let mut too_large = Vec::new();
         fill(replica, &mut queue, &mut room, &mut request.records, &mut too_large).await?;
@@ -264,6 +263,11 @@ pub async fn answer(replica: &dyn Replica, request: &[u8]) -> Result<Vec<u8>> {
     };
     if request.kind != Kind::Request {
         return Err(Error::invalid("a sync answer came where a request was expected"));
+    }
+    // A peer of version 4 asks the id; an older one would take tombstones
+    // for damaged items: it is told to update.
+    if !request.ask_id {
+        return Ok(Frame::new(Kind::Version).encode());
     }
     if !request.records.is_empty() {
         if request.replace {

@@ -98,12 +98,16 @@ impl Relay {
         if keys.is_empty() {
             return Ok(());
         }
-        // Deleted, then the mark moved: every relay on this store lists again.
+        self.delete(keys).await
+    }
+
+    /// Deletes `keys`, then moves the mark: every relay on this store
+    /// lists its items again.
+    async fn delete(&self, keys: Vec<String>) -> Result<()> {
         self.store.delete_many(keys).await?;
         *self.ids.borrow_mut() = None;
-        self.store
-            .put_many(vec![(SYNC_MARK_KEY.into(), format!("{:016x}", crate::entry::random_u64(0)))])
-            .await
+        let mark = format!("{:016x}", crate::entry::random_u64(0));
+        self.store.put_many(vec![(SYNC_MARK_KEY.into(), mark)]).await
     }
 
     /// Syncs this relay with the peer behind `transport` (relay to relay),
@@ -182,11 +186,7 @@ impl Replica for Relay {
     }
 
     fn drop_gone(&self, ids: Vec<ItemId>) -> LocalBoxFuture<'_, Result<()>> {
-        Box::pin(async move {
-            self.store.delete_many(ids.iter().map(key_of).collect()).await?;
-            *self.ids.borrow_mut() = None;
-            Ok(())
-        })
+        Box::pin(async move { self.delete(ids.iter().map(key_of).collect()).await })
     }
 }
 

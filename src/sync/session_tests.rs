@@ -198,7 +198,7 @@ fn records(w: &mut World, relay: &Relay) -> Vec<Record> {
 /// A request carrying `records` alone, as a peer would send them.
 fn carrying(records: Vec<Record>) -> Vec<u8> {
     let mut frame = Frame::new(Kind::Request);
-    frame.families = ALL_FAMILIES;
+    (frame.families, frame.ask_id) = (ALL_FAMILIES, true);
     frame.records = records;
     frame.encode()
 }
@@ -438,6 +438,9 @@ fn past_a_relay_horizon_a_deleted_session_stays_deleted_on_a_phone_that_was_away
         w.run(p.s.sync_with(&ToRelay(&relay), SESSIONS)).unwrap();
     }
     assert_eq!(sessions_of(&mut w, &p2.store).len(), 2);
+    // The second phone's last sync before it goes away leaves sessions out:
+    // what it held alike of them stays known.
+    w.run(p2.s.sync(&ToRelay(&relay))).unwrap();
     // The second phone goes away; the first deletes chat s, and long after
     // the horizon the relay and the first phone have dropped the erasure.
     w.run(p1.t.delete_session("s")).unwrap();
@@ -455,4 +458,32 @@ fn past_a_relay_horizon_a_deleted_session_stays_deleted_on_a_phone_that_was_away
         let held = raw(&mut w, store);
         assert!(!held.contains("zq1x") && held.contains("zq2x"));
     }
+}
+
+#[test]
+fn dropping_an_erasure_takes_the_record_a_cut_deletion_left_beside_it() {
+    let mut w = World::new();
+    let (p1, p2) = (phone(&mut w), phone(&mut w));
+    let relay_store = Rc::new(MemoryStore::new());
+    let relay = Relay::collecting(relay_store.clone(), w.clock.clone(), Some(60_000));
+    w.run(p1.s.add(said("Booked the zq1x flight"))).unwrap();
+    for p in [&p1, &p2] {
+        w.run(p.s.sync_with(&ToRelay(&relay), SESSIONS)).unwrap();
+    }
+    let record = w.run(p2.store.list("session/s/msg/")).unwrap();
+    w.run(p1.s.pop_message()).unwrap();
+    for p in [&p1, &p2] {
+        w.run(p.s.sync_with(&ToRelay(&relay), SESSIONS)).unwrap();
+    }
+    // On the second phone, a deletion cut off after its marker: the
+    // message's record is back beside the marker.
+    w.run(p2.store.put_many(record)).unwrap();
+    w.clock.advance(120_000);
+    for p in [&p1, &p2, &p1] {
+        w.run(p.s.sync_with(&ToRelay(&relay), SESSIONS)).unwrap();
+    }
+    for store in [&p1.store, &p2.store, &relay_store] {
+        assert!(!raw(&mut w, store).contains("zq1x"), "the deleted message came back");
+    }
+    assert!(sessions_of(&mut w, &p2.store).is_empty());
 }

@@ -174,6 +174,10 @@ fn a_relay_syncing_with_a_peer_that_never_answers_gets_a_timeout_and_keeps_what_
 #[test]
 fn a_peer_of_another_version_gets_a_typed_error() {
     let relay = Relay::new(Rc::new(MemoryStore::new()));
+    // A request of version 3 or older (it does not ask the peer's id, and
+    // would take tombstones for damaged items) is told to update.
+    let old = Frame::new(Kind::Request).encode();
+    assert_eq!(run(relay.exchange(&old)).unwrap(), b"AM\x04\x03");
     // A request of version 5 is answered with this side's version only.
     let answered = run(relay.exchange(b"AM\x05\x01\x00\x00\x00")).unwrap();
     assert_eq!(answered, b"AM\x04\x03");

@@ -31,7 +31,8 @@
 //!   links without its text, under its id), so the text leaves the raw
 //!   store; the forget itself holds ids only. A sync that finds a peer
 //!   deleted operations held here (a tombstone past a relay's horizon)
-//!   rewrites their records without them.
+//!   rewrites their records without them and moves the epoch, so other
+//!   instances, which only ever add what they read, read anew.
 //! - **Purge** deletes every record and moves `lt/meta/epoch`: an instance
 //!   that sees the epoch move reads the namespace anew. What stays (the
 //!   purge operation, and what a sync brought that was stamped after it) is
@@ -641,6 +642,15 @@ impl Landing {
         Ok(())
     }
 
+    /// Moves the epoch, so every other instance reads the namespace anew:
+    /// what it holds may have left the records (a purge, a sync's drop).
+    pub async fn new_epoch(&mut self, now: i64) -> Result<()> {
+        let epoch = format!("{:016x}", crate::entry::random_u64(now));
+        self.store.put_many(vec![(EPOCH_KEY.to_string(), epoch.clone())]).await?;
+        self.epoch = Some(epoch);
+        Ok(())
+    }
+
     /// Deletes every record of long-term memory and moves the epoch, so
     /// every instance reads the namespace anew.
     pub async fn purge(&mut self, now: i64) -> Result<()> {
@@ -648,12 +658,11 @@ impl Landing {
         let keys: Vec<String> =
             self.store.list(LONG_TERM_PREFIX).await?.into_iter().map(|(k, _)| k).collect();
         self.store.delete_many(keys.clone()).await?;
-        let epoch = format!("{:016x}", crate::entry::random_u64(now));
-        self.store.put_many(vec![(EPOCH_KEY.to_string(), epoch.clone())]).await?;
+        self.new_epoch(now).await?;
         for key in &keys {
             self.damage.repaired(key);
         }
-        (self.epoch, self.mark) = (Some(epoch), None);
+        self.mark = None;
         self.known.0.clear();
         self.chunked.0.clear();
         self.held.clear();

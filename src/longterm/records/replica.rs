@@ -125,6 +125,7 @@ impl Records {
         let dropped = self.log.remove(&ids);
         if !dropped.is_empty() {
             self.landing.rewrite(&self.log, &dropped).await?;
+            self.landing.new_epoch(now).await?;
             self.note_changes();
         }
         Ok(())

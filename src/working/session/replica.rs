@@ -232,8 +232,13 @@ pub async fn drop_items(store: &dyn Store, ids: &[ItemId]) -> Result<Received> {
         if let Some(key) = key(&originals) {
             out.erased.extend(entry_of(&items, id));
             deletes.push(key);
-        } else {
-            deletes.extend(key(&markers));
+        } else if let Some(marker) = key(&markers) {
+            // A deletion cut off after its marker left the record: it goes
+            // with the marker, never outlives it.
+            let original = crate::sync::original_of(id);
+            let stale = originals.binary_search_by(|(o, _)| o.cmp(&original));
+            deletes.extend(stale.ok().map(|at| originals[at].1.clone()));
+            deletes.push(marker);
         }
     }
     if !deletes.is_empty() {
