@@ -607,15 +607,15 @@ impl Records {
         let fresh: Vec<MemoryEntry> =
             doc.entries.iter().filter(|e| e.is_valid() && view.get(&e.id).is_none()).cloned().collect();
         let dedup = self.dedup;
-        let duplicates: BTreeSet<String> = self
-            .probes
-            .plan(self.log.view(), &fresh, &dedup)
-            .outcomes
-            .iter()
-            .zip(&fresh)
-            .filter(|(o, _)| matches!(o, Some(Remembered::Duplicate { .. })))
-            .map(|(_, e)| e.id.clone())
-            .collect();
+        let duplicates: BTreeSet<String> = crate::order::set_of(
+            self.probes
+                .plan(self.log.view(), &fresh, &dedup)
+                .outcomes
+                .iter()
+                .zip(&fresh)
+                .filter(|(o, _)| matches!(o, Some(Remembered::Duplicate { .. })))
+                .map(|(_, e)| e.id.clone()),
+        );
         let mut actions = Vec::new();
         for e in doc.entries {
             match self.log.view().get(&e.id) {
