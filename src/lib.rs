@@ -68,6 +68,7 @@
 mod base64;
 pub mod embed;
 pub mod extract;
+mod join;
 pub mod llm;
 pub mod longterm;
 pub mod memory;

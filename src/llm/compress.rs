@@ -242,7 +242,7 @@ pub async fn summarize(
         .map(|p| truncate_to_tokens(tokenizer, &p, summary_budget as usize).to_string())
         .into_iter()
         .collect();
-    for answer in futures::future::join_all(maps).await {
+    for answer in crate::join::join_all(maps).await {
         parts.push(answer?);
     }
     let words = summary_words(summary_budget);

@@ -22,9 +22,8 @@ pub use memory::MemoryStore;
 pub use sealed::{EncryptionStats, SealedStore};
 pub use timed::{check_timeout, Timed, STORAGE_TIMEOUT_MS};
 
-use futures::future::join_all;
-
 use crate::error::Result;
+use crate::join::join_all;
 use crate::ports::LocalBoxFuture;
 
 /// Where [`Store::scan`] hands its parts: each a run of `(key, value)`.

@@ -476,7 +476,7 @@ impl Landing {
         self.read_chunks(&mut ops).await?;
         let store = self.store.clone();
         let prefixes: Vec<String> = moved.iter().map(|(w, _)| log_writer_prefix(*w)).collect();
-        for list in futures::future::join_all(prefixes.iter().map(|p| store.list(p))).await {
+        for list in crate::join::join_all(prefixes.iter().map(|p| store.list(p))).await {
             for (key, value) in list? {
                 self.take_log(&key, &value, &mut ops);
             }

@@ -48,7 +48,7 @@
 use std::cell::Cell;
 use std::rc::Rc;
 
-use futures::future::join_all;
+use crate::join::join_all;
 
 use crate::base64::{base64, hex, unbase64, unhex};
 use crate::error::{Error, ErrorCode, Result};
