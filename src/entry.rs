@@ -373,21 +373,26 @@ impl EntryInput {
 /// counter keeps ids made in the same millisecond increasing, so sorting by
 /// id is creation order (a superseding memory sorts after what it replaced).
 pub fn new_id(timestamp_ms: i64) -> String {
+    new_uuid(timestamp_ms).to_string()
+}
+
+/// [`new_id`]'s UUID, before it is written as text.
+fn new_uuid(timestamp_ms: i64) -> uuid::Uuid {
     thread_local! {
         static CONTEXT: uuid::ContextV7 = const { uuid::ContextV7::new() };
     }
     let ms = timestamp_ms.max(0) as u64;
     CONTEXT.with(|ctx| {
         let ts = uuid::Timestamp::from_unix(ctx, ms / 1000, ((ms % 1000) * 1_000_000) as u32);
-        uuid::Uuid::new_v7(ts).to_string()
+        uuid::Uuid::new_v7(ts)
     })
 }
 
 /// 64 random bits, never 0: the random part of a fresh UUID v7 (the
-/// crate's one source of randomness).
+/// crate's one source of randomness). Taken from the UUID itself, not
+/// parsed back from its text: no UUID parser in the wasm.
 pub fn random_u64(now_ms: i64) -> u64 {
-    let id = new_id(now_ms);
-    uuid::Uuid::parse_str(&id).map_or(0, |u| u.as_u128() as u64).max(1)
+    (new_uuid(now_ms).as_u128() as u64).max(1)
 }
 
 /// Longest id a memory or message may have.
@@ -649,6 +654,16 @@ mod tests {
         assert!(a < b && b < c, "{a} {b} {c}");
         let parsed = uuid::Uuid::parse_str(&a).unwrap();
         assert_eq!(parsed.get_version_num(), 7);
+    }
+
+    #[test]
+    fn random_bits_are_the_low_half_of_a_fresh_uuid() {
+        let u = new_uuid(1_700_000_000_000);
+        // What random_u64 took before: the id's text parsed back.
+        let parsed = uuid::Uuid::parse_str(&u.to_string()).unwrap();
+        assert_eq!((parsed.as_u128() as u64).max(1), (u.as_u128() as u64).max(1));
+        let (a, b) = (random_u64(1_700_000_000_000), random_u64(1_700_000_000_000));
+        assert!(a != 0 && b != 0 && a != b);
     }
 
     #[test]
