@@ -36,16 +36,31 @@ fn in_force(entries: &[MemoryEntry]) -> Vec<String> {
     v
 }
 
-#[test]
-fn past_its_horizon_a_relay_drops_tombstones_each_device_drops_its_own_and_no_view_changes() {
-    let mut w = World::new();
+/// Two devices and a relay dropping tombstones after [`HORIZON`]; the
+/// first remembered a dog (its id) and a job.
+struct Two {
+    a: Device,
+    b: Device,
+    relay_store: Rc<MemoryStore>,
+    relay: Relay,
+    dog_id: String,
+}
+
+fn two_devices(w: &mut World) -> Two {
     let (a, b) = (w.device(None), w.device(None));
     let relay_store = Rc::new(MemoryStore::new());
-    let relay = collecting(&w, &relay_store);
+    let relay = collecting(w, &relay_store);
     let dog = fact("Has a dog named Rex");
     let dog_id = dog.id.clone();
     w.run(a.memory.remember(dog)).unwrap();
     w.run(a.memory.remember(fact("Works as a nurse"))).unwrap();
+    Two { a, b, relay_store, relay, dog_id }
+}
+
+#[test]
+fn past_its_horizon_a_relay_drops_tombstones_each_device_drops_its_own_and_no_view_changes() {
+    let mut w = World::new();
+    let Two { a, b, relay_store, relay, dog_id } = two_devices(&mut w);
     let berlin = fact("Lives in Berlin");
     let berlin_id = berlin.id.clone();
     w.run(a.memory.remember(berlin)).unwrap();
@@ -95,13 +110,7 @@ fn past_its_horizon_a_relay_drops_tombstones_each_device_drops_its_own_and_no_vi
 #[test]
 fn a_device_away_past_the_horizon_drops_what_was_forgotten_and_sends_what_it_wrote_offline() {
     let mut w = World::new();
-    let (a, b) = (w.device(None), w.device(None));
-    let relay_store = Rc::new(MemoryStore::new());
-    let relay = collecting(&w, &relay_store);
-    let dog = fact("Has a dog named Rex");
-    let dog_id = dog.id.clone();
-    w.run(a.memory.remember(dog)).unwrap();
-    w.run(a.memory.remember(fact("Works as a nurse"))).unwrap();
+    let Two { a, b, relay_store, relay, dog_id } = two_devices(&mut w);
     for d in [&a, &b] {
         w.run(d.memory.sync(&ToRelay(&relay))).unwrap();
     }
