@@ -4,22 +4,25 @@
 //! `MaybeDone` slots, and past 30 futures a `FuturesOrdered` with its task
 //! queue and wakers, about 2-4 KB of wasm per call site. [`join_all`] boxes
 //! each future as one that writes its output to a slot, so every caller
-//! shares the one instance over `LocalBoxFuture<'_, ()>`; the price, a box
+//! shares the one instance over one boxed task type; the price, a box
 //! per future, is nothing beside the I/O or model call each one waits on.
 
 use std::future::Future;
+use std::pin::Pin;
 
-use crate::ports::LocalBoxFuture;
+/// A boxed task that fills its slot (the type `ports` names
+/// `LocalBoxFuture`, written out: a base helper uses no port).
+type Task<'a> = Pin<Box<dyn Future<Output = ()> + 'a>>;
 
 /// Polls every future of `futures` at once and resolves to their outputs,
 /// in order (as `futures::future::join_all`).
 pub async fn join_all<F: Future>(futures: impl IntoIterator<Item = F>) -> Vec<F::Output> {
     let futures: Vec<F> = futures.into_iter().collect();
     let mut slots: Vec<Option<F::Output>> = futures.iter().map(|_| None).collect();
-    let tasks: Vec<LocalBoxFuture<'_, ()>> = futures
+    let tasks: Vec<Task<'_>> = futures
         .into_iter()
         .zip(slots.iter_mut())
-        .map(|(f, slot)| Box::pin(async move { *slot = Some(f.await) }) as LocalBoxFuture<'_, ()>)
+        .map(|(f, slot)| Box::pin(async move { *slot = Some(f.await) }) as Task<'_>)
         .collect();
     futures::future::join_all(tasks).await;
     // Every slot is filled once its task is done.
@@ -29,6 +32,7 @@ pub async fn join_all<F: Future>(futures: impl IntoIterator<Item = F>) -> Vec<F:
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ports::LocalBoxFuture;
 
     #[test]
     fn outputs_in_order_whatever_the_completion_order() {

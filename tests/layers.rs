@@ -30,6 +30,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "script",
             "hash",
             "order",
+            "join",
             "base64",
             "semaphore",
             "fence",

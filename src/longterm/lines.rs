@@ -3,12 +3,7 @@
 //! by this library never holds a newline, so every line after the first is
 //! one record.
 
-/// Bytes of a value at most (a record longer than that gets a value of its
-/// own). Under Deno KV's 64 KiB per value also as V8 stores it: text with
-/// a character beyond Latin-1 takes two bytes per UTF-16 unit, and a text
-/// has no more units than UTF-8 bytes, so at most 60 KiB; 41 KB once sealed
-/// (base64, one byte a character). Durable Objects take 128 KiB.
-pub const VALUE_BYTES: usize = 30 * 1024;
+pub use crate::store::layout::VALUE_BYTES;
 
 /// `records` in order, in values of `head` and one record per line, each
 /// of [`VALUE_BYTES`] at most (a larger record gets a value of its own), with

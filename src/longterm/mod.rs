@@ -19,7 +19,7 @@ pub mod dedup;
 #[cfg(not(test))]
 pub use agent_memory_hot::longterm::dedup;
 mod episodes;
-pub(crate) mod lines;
+mod lines;
 pub mod log;
 mod plan;
 pub mod records;

@@ -33,6 +33,13 @@
 //! ids by [`crate::entry::MemoryEntry::validate`], session ids by
 //! `validate_session_id`.
 
+/// Bytes of a value at most (a record longer than that gets a value of its
+/// own). Under Deno KV's 64 KiB per value also as V8 stores it: text with
+/// a character beyond Latin-1 takes two bytes per UTF-16 unit, and a text
+/// has no more units than UTF-8 bytes, so at most 60 KiB; 41 KB once sealed
+/// (base64, one byte a character). Durable Objects take 128 KiB.
+pub const VALUE_BYTES: usize = 30 * 1024;
+
 /// Every record of long-term memory lives under this prefix.
 pub const LONG_TERM_PREFIX: &str = "lt/";
 pub const LOG_PREFIX: &str = "lt/log/";

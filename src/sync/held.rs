@@ -18,8 +18,7 @@
 use crate::base64::{base64, unbase64};
 use crate::error::Result;
 use crate::hash::Fnv64;
-use crate::longterm::lines::VALUE_BYTES;
-use crate::store::layout::held_prefix;
+use crate::store::layout::{held_prefix, VALUE_BYTES};
 use crate::store::Store;
 use crate::sync::{Families, ItemId};
 

@@ -314,7 +314,7 @@ fn what_is_held_alike_is_kept_in_parts_and_read_back_as_written() {
     let none = run(held::Alike::read(&store, 42, 2)).unwrap();
     run(none.write(&store, &ids, &ids[..2])).unwrap();
     let parts = run(store.list(&crate::store::layout::held_prefix(42, 2))).unwrap();
-    assert!(parts.len() > 1 && parts.iter().all(|(_, v)| v.len() <= crate::longterm::lines::VALUE_BYTES));
+    assert!(parts.len() > 1 && parts.iter().all(|(_, v)| v.len() <= crate::store::layout::VALUE_BYTES));
     let read = run(held::Alike::read(&store, 42, 2)).unwrap();
     assert!(ids[2..].iter().all(|id| read.holds(id)) && !read.holds(&ids[0]) && !read.holds(&ids[1]));
     assert!(!run(held::Alike::read(&store, 43, 2)).unwrap().holds(&ids[5]), "another peer's is its own");
