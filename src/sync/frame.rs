@@ -13,12 +13,13 @@
 //! same ids (a device resending its items sealed under a new key); bit 1,
 //! the sender asks the peer's id. Version 4 adds that id: a response to a
 //! request asking for it ends with 8 bytes more, the answering side's id
-//! ([`crate::sync::Replica::peer_id`]), when it has one. Every
+//! ([`crate::sync::Replica::peer_id`]), when it has one. A version 4
+//! side always asks, and answers a request that does not (an older peer,
+//! which would take tombstones for damaged items) with its version. Every
 //! other frame is written as the oldest version that holds it, byte for
-//! byte as before, so a device syncing long-term memory and a relay of
-//! any version understand each other, and an older relay answers a
-//! request it cannot hold with its version, which the device reports as
-//! `SYNC_VERSION` (not as a malformed frame). Lengths and
+//! byte as before, and an older relay answers a request it cannot hold
+//! with its version: either way the peer reports `SYNC_VERSION` (not a
+//! malformed frame). Lengths and
 //! counts are LEB128 varints, each checked against what is left of the
 //! frame before anything is allocated, so no input makes a reader allocate
 //! more than the frame it was given.
