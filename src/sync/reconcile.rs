@@ -280,9 +280,7 @@ pub async fn answer(replica: &dyn Replica, request: &[u8]) -> Result<Vec<u8>> {
     // items of a family it did not ask for.
     let families = request.families & replica.families();
     let mut reply = Frame::new(Kind::Response);
-    if request.ask_id {
-        reply.peer = replica.peer_id().await?;
-    }
+    reply.peer = replica.peer_id().await?;
     if let Some(query) = &request.query {
         let mut ids = replica.ids().await?;
         ids.retain(|id| in_families(id, families));

@@ -163,8 +163,9 @@ test("a relay with a horizon drops tombstones past it; each device drops its own
   for (const horizonMs of [0, -1, 1.5, "60000", {}, Number.NaN]) {
     await assert.rejects(am.SyncRelay.open({ store: mapAdapter(), namespace: "alice", horizonMs }), (e) => e.code === "INVALID_INPUT", String(horizonMs));
   }
-  const kept = await am.SyncRelay.open({ store: mapAdapter(), namespace: "alice", horizonMs: null });
-  kept.free();
+  // null keeps them for good: past any horizon, its tombstones stay.
+  const keptStore = mapAdapter();
+  const kept = await am.SyncRelay.open({ store: keptStore, namespace: "alice", horizonMs: null });
   const relayStore = mapAdapter();
   const relay = await am.SyncRelay.open({ store: relayStore, namespace: "alice", horizonMs: 300 });
   const to = (request) => relay.exchange(request);
@@ -175,11 +176,17 @@ test("a relay with a horizon drops tombstones past it; each device drops its own
   // B goes away; A forgets, and once past the horizon the relay and A let the tombstones go.
   await a.forget(dog.entry.id);
   await a.sync(to);
-  const tombstones = () => [...relayStore.map.keys()].filter((k) => k.includes("sync/born/")).length;
+  const toKept = (request) => kept.exchange(request);
+  await a.sync(toKept);
+  const tombstones = (store = relayStore) => [...store.map.keys()].filter((k) => k.includes("sync/born/")).length;
   assert.equal(tombstones(), 2, "the forget and the erased write, each noted when it came");
   await new Promise((resolve) => setTimeout(resolve, 400));
   assert.equal((await a.sync(to)).dropped, 2);
   assert.equal(tombstones(), 0);
+  await a.sync(toKept);
+  assert.equal(tombstones(keptStore), 2, "the relay opened with null keeps its tombstones past any horizon");
+  assert.match(decoded(keptStore), /"do":"forget"/);
+  kept.free();
   await b.remember({ content: "Runs on Sundays" });
   const back = await b.sync(to);
   assert.deepEqual([back.sent, back.dropped], [1, 1], JSON.stringify(back));
