@@ -256,6 +256,13 @@ async function runCondition(name, hooks) {
     await memory.add({ role: "user", content: hello, timestamp: questionTime });
     await memory.add({ role: "assistant", content: reply, timestamp: questionTime + 5_000 });
     const { messages, report } = await memory.buildContext({ query: q.text });
+    // For a miss, where search ranks what holds the fact's answer (tuning on dev only).
+    const ranks = MISSES && !answerPattern(fact.answer).test(messages.map((m) => m.content ?? "").join("\n"))
+      ? (await memory.search(q.text, { topK: 50 }))
+        .map((h, i) => ({ i, h }))
+        .filter(({ h }) => answerPattern(fact.answer).test(h.content ?? h.text ?? ""))
+        .map(({ i, h }) => `#${i + 1} score ${h.score.toFixed(3)} bm25 ${h.explain?.bm25?.toFixed(2)} cov ${h.explain?.coverage?.toFixed(2)}`)
+      : [];
     memory.free?.();
     // What is sent, less the question's own message (the last user message).
     const last = messages.findLastIndex((m) => m.role === "user" && norm(m.content) === norm(q.text));
@@ -266,7 +273,7 @@ async function runCondition(name, hooks) {
       .join("\n");
     const inBlock = (text) => norm(block).includes(norm(text));
     if (MISSES && !answerPattern(fact.answer).test(sent)) {
-      console.log(`MISS ${q.id} [${q.text}] fact: ${fact.text}\n  block: ${norm(block).slice(0, 400)}`);
+      console.log(`MISS ${q.id} [${q.text}] fact: ${fact.text}\n  block: ${norm(block).slice(0, 400)}\n  search: ${ranks.join("; ") || "not in the top 50"}`);
     }
     rows.push({
       q,
