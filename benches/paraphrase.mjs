@@ -238,6 +238,10 @@ async function runCondition(name, hooks) {
   const stored = await reader.memories(null);
   const storedText = stored.map((m) => m.content).join("\n");
   const factsStored = facts.filter((f) => answerPattern(f.answer).test(storedText)).length;
+  if (MISSES) {
+    const unstored = facts.filter((f) => f.split === SPLIT || SPLIT === "all").filter((f) => !answerPattern(f.answer).test(storedText));
+    for (const f of unstored) console.log(`NOT STORED ${f.id}: ${f.text}`);
+  }
   reader.free?.();
   const snapshot = new Map(store.map);
 

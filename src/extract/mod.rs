@@ -323,6 +323,30 @@ mod tests {
     }
 
     #[test]
+    fn short_statements_about_ones_own_life_are_kept() {
+        // Owned parts of a life the everyday lexicon knows: family, dates,
+        // health, home, pets; "we" and "our" for the household.
+        for (said, kept) in [
+            ("My husband Tom is a firefighter.", "User's husband Tom is a firefighter"),
+            ("My birthday is 3 July.", "User's birthday is 3 July"),
+            (
+                "We live in a terraced house in Bristol.",
+                "User and their family live in a terraced house in Bristol",
+            ),
+            ("Our spaniel Rolo hates the rain.", "User's spaniel Rolo hates the rain"),
+            ("我外公是退休的木匠。", "用户外公是退休的木匠"),
+            ("我的血型是A型。", "用户的血型是A型"),
+        ] {
+            assert_eq!(one(said).0, kept);
+        }
+        // Not owned, or not a part of a life: still nothing.
+        for said in ["My goodness, what a day.", "我觉得今天有点冷。", "We should talk more often."]
+        {
+            assert!(extract(&[turn("m", Role::User, said)], &ExtractOptions::default()).is_empty(), "{said}");
+        }
+    }
+
+    #[test]
     fn two_facts_in_one_sentence_read_as_a_person_writes_them() {
         assert_eq!(
             one("I live in Berlin and work as a nurse.").0,

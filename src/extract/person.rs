@@ -155,15 +155,22 @@ fn third_singular(verb: &str) -> String {
     }
 }
 
-/// Splits "I'm" into ("I", "'m"), with typographic apostrophes as ASCII.
-fn contraction(word: &str) -> Option<(&'static str, String)> {
+/// Splits "I'm" into (true, "am", the rest), "we've" into (false,
+/// "have", ...): whether the subject is "I", its verb, and what follows;
+/// typographic apostrophes as ASCII.
+fn contraction(word: &str) -> Option<(bool, &'static str, String)> {
     let w = word.replace('\u{2019}', "'");
     let lower = w.to_ascii_lowercase();
-    for (full, tail) in [("i'm", "am"), ("i've", "have"), ("i'd", "would"), ("i'll", "will")] {
-        if lower == full
-            || lower.starts_with(full) && !lower[full.len()..].chars().next().is_some_and(char::is_alphabetic)
-        {
-            return Some((tail, w[full.len()..].to_string()));
+    for (full, tail) in [("'m", "am"), ("'re", "are"), ("'ve", "have"), ("'d", "would"), ("'ll", "will")] {
+        for (subject, i) in [("i", true), ("we", false)] {
+            let n = subject.len() + full.len();
+            if lower.starts_with(subject)
+                && lower[subject.len()..].starts_with(full)
+                && (i || tail != "am")
+                && !lower[n..].chars().next().is_some_and(char::is_alphabetic)
+            {
+                return Some((i, tail, w[n..].to_string()));
+            }
         }
     }
     None
@@ -194,30 +201,39 @@ pub fn english(sentence: &str, name: &str) -> String {
         let lower = core.to_ascii_lowercase().replace('\u{2019}', "'");
         let verb_of = agree.take();
         let shares = after_and.take();
-        let mut person = || if std::mem::replace(&mut named, true) { ("they", false) } else { (name, true) };
-        let word = if let Some((verb, rest)) = contraction(core) {
-            let (who, singular) = person();
+        // "We" is the person and others: a household, mostly ("we live in
+        // Leeds"), as the Chinese "我们" is (see [`chinese`]).
+        let mut person = |i: bool| match (std::mem::replace(&mut named, true), i) {
+            (true, _) => ("they".to_string(), false),
+            (false, true) => (name.to_string(), true),
+            (false, false) => (format!("{name} and their family"), false),
+        };
+        let word = if let Some((i, verb, rest)) = contraction(core) {
+            let (who, singular) = person(i);
             format!("{who} {}{rest}", agreeing(verb, singular))
-        } else if core == "I" {
-            let (who, singular) = person();
+        } else if core == "I" || lower == "we" {
+            let (who, singular) = person(core == "I");
             // "I," or "I." ends the clause: nothing to agree with.
             agree = trail.is_empty().then_some(singular);
             subject = Some(singular);
-            who.to_string()
-        } else if lower == "my" || lower == "mine" {
-            if std::mem::replace(&mut named, true) {
-                "their".to_string()
-            } else {
-                format!("{name}'s")
+            who
+        } else if matches!(lower.as_str(), "my" | "mine" | "our" | "ours") {
+            match (std::mem::replace(&mut named, true), lower.len() > 3) {
+                (true, false) => "their".to_string(),
+                (true, true) => "theirs".to_string(),
+                (false, _) => format!("{name}'s"),
             }
-        } else if lower == "me" {
-            if std::mem::replace(&mut named, true) {
+        } else if lower == "me" || lower == "us" {
+            let (who, _) = person(lower == "me");
+            if who == "they" {
                 "them".to_string()
             } else {
-                name.to_string()
+                who
             }
         } else if lower == "myself" {
             "themself".to_string()
+        } else if lower == "ourselves" {
+            "themselves".to_string()
         } else if let Some(singular) = verb_of.filter(|_| ADVERBS.contains(&lower.as_str())) {
             agree = trail.is_empty().then_some(singular);
             core.to_string()
@@ -317,6 +333,21 @@ mod tests {
         assert_eq!(u("Images of Iris"), "Images of Iris");
         assert_eq!(english("I adopted a cat", "Caroline"), "Caroline adopted a cat");
         assert_eq!(u("I and my wife, me too"), "User and their wife, them too");
+        // "We" is the person and their household, in the plural.
+        assert_eq!(
+            u("We live in a flat above a bakery in Leeds."),
+            "User and their family live in a flat above a bakery in Leeds."
+        );
+        assert_eq!(u("Our tabby Mochi sleeps on my laptop"), "User's tabby Mochi sleeps on their laptop");
+        assert_eq!(
+            u("We've got a dog and we're moving"),
+            "User and their family have got a dog and they are moving"
+        );
+        assert_eq!(
+            u("Come with us, we'll cook for ourselves"),
+            "Come with User and their family, they will cook for themselves"
+        );
+        assert_eq!(u("Weren't we wearing ours?"), "Weren't User and their family wearing theirs?");
     }
 
     #[test]

@@ -9,6 +9,7 @@
 //! "congrats" was news.
 
 use super::sentences::{is_question, sentences};
+use crate::retrieval::concepts;
 
 /// The sentence, and where it sits.
 pub struct Context<'a> {
@@ -192,6 +193,25 @@ const STATED: &[&str] = &[
     "我打算",
 ];
 
+/// Whether the sentence names a part of the speaker's own life that the
+/// everyday lexicon knows, owned: "my wife", "our tabby", "my go-to
+/// breakfast", "我的血型", "我岳父", "我们家的狗". Short as such a sentence
+/// is, it is what a person is asked about later ("What's my blood type?").
+fn owns_known(lower: &str) -> bool {
+    let known = |w: &str| concepts::concept_of_word(w).is_some();
+    let w = words(lower);
+    let english = w.iter().enumerate().any(|(i, x)| {
+        matches!(x.as_str(), "my" | "our" | "we") && w[i + 1..].iter().take(3).any(|next| known(next))
+    });
+    english
+        || lower.match_indices('我').any(|(at, _)| {
+            let rest = lower[at..].trim_start_matches(['我', '们', '的', '家']);
+            let first: String = rest.chars().take(1).collect();
+            let pair: String = rest.chars().take(2).collect();
+            known(&pair) || !first.is_empty() && known(&first)
+        })
+}
+
 /// Lowercase words (letters, digits, apostrophes).
 fn words(text: &str) -> Vec<String> {
     text.split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '\u{2019}'))
@@ -278,7 +298,9 @@ pub fn score(c: &Context) -> f64 {
     let subject = if zh {
         about_self_zh(body)
     } else {
-        first_words.iter().any(|w| ["i", "i'm", "i've", "i'd", "i was", "my"].contains(w))
+        first_words
+            .iter()
+            .any(|w| ["i", "i'm", "i've", "i'd", "i was", "my", "we", "our", "we're", "we've"].contains(w))
     };
     let statements = sentences(c.message)
         .iter()
@@ -319,7 +341,10 @@ pub fn score(c: &Context) -> f64 {
         + 0.26 * reacts as u8 as f64
         + 0.06 * w.iter().filter(|x| x.len() > 3 && x.ends_with("ed")).count().min(3) as f64
         + if explicit { 3.0 } else { 0.0 }
-        + if stated { 1.5 } else { 0.0 }
+        // An owned part of a life counts as a statement in a short message
+        // only: a long one has the length signal (and on LoCoMo's long
+        // turns it kept more than the gold facts: precision 0.700 -> 0.695).
+        + if stated || length_in_words(c.message) < 12.0 && owns_known(&lower) { 1.5 } else { 0.0 }
 }
 
 #[cfg(test)]

@@ -154,14 +154,7 @@ fn table() -> &'static [(String, u8)] {
                 table.push((name.to_string(), at as u8));
             }
             for word in words {
-                // The word's own term, as the analyzer makes it: a stem; a
-                // CJK word as itself, one character as its unigram.
-                let term = match word.chars().count() {
-                    _ if word.is_ascii() => ascii_term(word),
-                    1 => Some(format!("{UNIGRAM}{word}")),
-                    _ => Some(word.to_string()),
-                };
-                table.extend(term.map(|t| (t, n as u8)));
+                table.extend(term_of(word).map(|t| (t, n as u8)));
             }
         }
         // First list wins: a stable sort keeps the earlier of two equal terms first.
@@ -169,6 +162,21 @@ fn table() -> &'static [(String, u8)] {
         table.dedup_by(|a, b| a.0 == b.0);
         table
     })
+}
+
+/// A word's own term, as the analyzer makes it: a stem; a CJK word as
+/// itself, one character as its unigram.
+fn term_of(word: &str) -> Option<String> {
+    match word.chars().count() {
+        _ if word.is_ascii() => ascii_term(word),
+        1 => Some(format!("{UNIGRAM}{word}")),
+        _ => Some(word.to_string()),
+    }
+}
+
+/// The concept a word (English, or one or two CJK characters) stands for.
+pub fn concept_of_word(word: &str) -> Option<&'static str> {
+    concept_of(&term_of(word)?)
 }
 
 /// The concept term `term` (an analyzed term) stands for, if any.
