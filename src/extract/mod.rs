@@ -336,12 +336,23 @@ mod tests {
             ("Our spaniel Rolo hates the rain.", "User's spaniel Rolo hates the rain"),
             ("我外公是退休的木匠。", "用户外公是退休的木匠"),
             ("我的血型是A型。", "用户的血型是A型"),
+            ("我家乡在四川。", "用户家乡在四川"),
+            ("我们家的狗叫豆豆。", "用户和家人朋友家的狗叫豆豆"),
+            ("We've got a spaniel called Rolo.", "User and their family have got a spaniel called Rolo"),
         ] {
             assert_eq!(one(said).0, kept);
         }
-        // Not owned, or not a part of a life: still nothing.
-        for said in ["My goodness, what a day.", "我觉得今天有点冷。", "We should talk more often."]
-        {
+        // Not owned, or not a part of a life: still nothing. "We" alone is
+        // as often the user and the assistant; a verb is not owned.
+        for said in [
+            "My goodness, what a day.",
+            "Oh my god, the dog ran off.",
+            "我觉得今天有点冷。",
+            "我吃过了，不饿。",
+            "We should talk more often.",
+            "We need to move on.",
+            "We can work on the essay later.",
+        ] {
             assert!(extract(&[turn("m", Role::User, said)], &ExtractOptions::default()).is_empty(), "{said}");
         }
     }

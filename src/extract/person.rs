@@ -187,7 +187,8 @@ const NOT_VERBS: &[&str] =
 /// went hiking with their sister").
 pub fn english(sentence: &str, name: &str) -> String {
     let mut out: Vec<String> = Vec::new();
-    let mut named = false;
+    // Whether the person was named yet, and as "I" (true) or "we".
+    let mut named: Option<bool> = None;
     // The next verb (past adverbs) agrees with a subject just seen: the
     // name (singular) or "they".
     let mut agree: Option<bool> = None;
@@ -202,11 +203,15 @@ pub fn english(sentence: &str, name: &str) -> String {
         let verb_of = agree.take();
         let shares = after_and.take();
         // "We" is the person and others: a household, mostly ("we live in
-        // Leeds"), as the Chinese "我们" is (see [`chinese`]).
-        let mut person = |i: bool| match (std::mem::replace(&mut named, true), i) {
-            (true, _) => ("they".to_string(), false),
-            (false, true) => (name.to_string(), true),
-            (false, false) => (format!("{name} and their family"), false),
+        // Leeds"), as the Chinese "我们" is (see [`chinese`]). The first
+        // "I" after it is named still: "... and User started a new job".
+        let mut person = |i: bool| match (named.replace(i), i) {
+            (None | Some(false), true) => (name.to_string(), true),
+            (None, false) => (format!("{name} and their family"), false),
+            (Some(before), _) => {
+                named = Some(before);
+                ("they".to_string(), false)
+            }
         };
         let word = if let Some((i, verb, rest)) = contraction(core) {
             let (who, singular) = person(i);
@@ -218,12 +223,12 @@ pub fn english(sentence: &str, name: &str) -> String {
             subject = Some(singular);
             who
         } else if matches!(lower.as_str(), "my" | "mine" | "our" | "ours") {
-            match (std::mem::replace(&mut named, true), lower.len() > 3) {
+            match (named.replace(named.unwrap_or(true)).is_some(), lower.len() > 3) {
                 (true, false) => "their".to_string(),
                 (true, true) => "theirs".to_string(),
                 (false, _) => format!("{name}'s"),
             }
-        } else if lower == "me" || lower == "us" {
+        } else if lower == "me" || lower == "us" && core != "US" {
             let (who, _) = person(lower == "me");
             if who == "they" {
                 "them".to_string()
@@ -259,7 +264,8 @@ fn agreeing(verb: &str, singular: bool) -> String {
         return third_singular(verb);
     }
     match verb {
-        "am" | "'m" => "are",
+        "am" | "'m" | "is" => "are",
+        "isn't" => "aren't",
         "was" => "were",
         "wasn't" => "weren't",
         _ => verb,
@@ -348,6 +354,11 @@ mod tests {
             "Come with User and their family, they will cook for themselves"
         );
         assert_eq!(u("Weren't we wearing ours?"), "Weren't User and their family wearing theirs?");
+        assert_eq!(
+            u("We moved to Leeds and I started a new job"),
+            "User and their family moved to Leeds and User started a new job"
+        );
+        assert_eq!(u("I moved to the US, we is happy"), "User moved to the US, they are happy");
     }
 
     #[test]

@@ -152,6 +152,13 @@ const STATED: &[&str] = &[
     "i have two ",
     "i have three ",
     "i own ",
+    // The household: "we" owns and lives, as "I" does.
+    "we live in",
+    "we have a ",
+    "we own ",
+    "we adopted",
+    "we moved to",
+    "we've got a ",
     "my dog",
     "my cat",
     "my pet",
@@ -199,16 +206,22 @@ const STATED: &[&str] = &[
 /// is, it is what a person is asked about later ("What's my blood type?").
 fn owns_known(lower: &str) -> bool {
     let known = |w: &str| concepts::concept_of_word(w).is_some();
-    let w = words(lower);
-    let english = w.iter().enumerate().any(|(i, x)| {
-        matches!(x.as_str(), "my" | "our" | "we") && w[i + 1..].iter().take(3).any(|next| known(next))
+    let first = |t: &str, n: usize| t.chars().take(n).collect::<String>();
+    // Within a clause: "Oh my god, the dog ran off" owns no dog.
+    let english = lower.split(',').any(|clause| {
+        let w = words(clause);
+        w.iter().enumerate().any(|(i, x)| {
+            matches!(x.as_str(), "my" | "our") && w[i + 1..].iter().take(3).any(|next| known(next))
+        })
     });
     english
-        || lower.match_indices('我').any(|(at, _)| {
-            let rest = lower[at..].trim_start_matches(['我', '们', '的', '家']);
-            let first: String = rest.chars().take(1).collect();
-            let pair: String = rest.chars().take(2).collect();
-            known(&pair) || !first.is_empty() && known(&first)
+        || lower.split('我').skip(1).any(|rest| {
+            let rest = rest.trim_start_matches('们');
+            // A word of two characters right after it ("我外公", "我家乡"),
+            // or one owned with 的 or 家 ("我的狗", "我们家的猫"): a single
+            // character alone is as often a verb ("我吃过了").
+            let owned = ["家的", "的", "家"].iter().find_map(|p| rest.strip_prefix(p));
+            known(&first(rest, 2)) || owned.is_some_and(|o| known(&first(o, 2)) || known(&first(o, 1)))
         })
 }
 
