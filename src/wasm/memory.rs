@@ -242,7 +242,24 @@ where
     // machine is compiled once, not inlined again into a `future_to_promise`
     // instance of its own (a third of the wasm was such copies).
     let work: LocalBoxFuture<'static, std::result::Result<T, JsValue>> = Box::pin(f);
-    boxed(async move { convert(&work.await?) })
+    boxed(Converted { work, convert })
+}
+
+/// [`promise`]'s future, converted: a plain `poll` per result type, not an async block.
+struct Converted<T> {
+    work: LocalBoxFuture<'static, std::result::Result<T, JsValue>>,
+    convert: fn(&T) -> std::result::Result<JsValue, JsValue>,
+}
+
+impl<T> std::future::Future for Converted<T> {
+    type Output = std::result::Result<JsValue, JsValue>;
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        let convert = self.convert;
+        self.work.as_mut().poll(cx).map(|r| convert(&r?))
+    }
 }
 
 /// `future_to_promise` of `f` boxed: every method shares its one instance
