@@ -22,11 +22,29 @@ pub async fn join_all<F: Future>(futures: impl IntoIterator<Item = F>) -> Vec<F:
     let tasks: Vec<Task<'_>> = futures
         .into_iter()
         .zip(slots.iter_mut())
-        .map(|(f, slot)| Box::pin(async move { *slot = Some(f.await) }) as Task<'_>)
+        .map(|(f, slot)| Box::pin(Fill { f: Box::pin(f), slot }) as Task<'_>)
         .collect();
     futures::future::join_all(tasks).await;
     // Every slot is filled once its task is done.
     slots.into_iter().flatten().collect()
+}
+
+/// A task of [`join_all`]: `f`, its output written to `slot`. A plain
+/// `poll`, not an async block's state machine, in each instance (one per
+/// future type); `f` is boxed to be polled without a pin projection.
+struct Fill<'a, F: Future> {
+    f: Pin<Box<F>>,
+    slot: &'a mut Option<F::Output>,
+}
+
+impl<F: Future> Future for Fill<'_, F> {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<()> {
+        let out = std::task::ready!(self.f.as_mut().poll(cx));
+        *self.slot = Some(out);
+        std::task::Poll::Ready(())
+    }
 }
 
 #[cfg(test)]
